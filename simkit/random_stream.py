@@ -1,0 +1,118 @@
+"""The random stream every kernel draws from: xoshiro256** written in numba.
+
+One stream per chunk of rounds, seeded from ``numpy.random.SeedSequence``
+(child ``k`` of the run's seed sequence for chunk ``k``), so the number of workers
+never changes a result.  Dice, coin flips, targets and ``attack_share`` draws all
+come from the same stream, in the order the rules ask for them.
+
+The state is a ``uint64`` array of six words: the four xoshiro words, a buffered
+64-bit output that small draws are cut from byte by byte (low byte first), and the
+number of bytes still unused in that buffer.
+
+Draw primitives (the plain-Python port in ``tests/naive_rng.py`` must match):
+
+``roll(st, sides)``
+    One die: bytes are drawn until one is below ``256 - 256 % sides``; the die is
+    ``byte % sides + 1``.
+``below(st, n)``
+    A uniform integer in ``[0, n)``.  ``n == 1`` draws nothing.  ``2 <= n <= 256``
+    uses byte rejection as for dice; larger ``n`` uses a fresh 64-bit output with
+    rejection below ``2**64 % n``.
+``chance(st, threshold)``
+    True with probability ``threshold / 2**53``: a fresh 64-bit output ``x``,
+    ``(x >> 11) < threshold``.  ``chance_threshold(p)`` turns a probability into a
+    threshold; callers draw only when ``0 < p < 1``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+STATE_WORDS = 6
+_M64 = (1 << 64) - 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rotl(x, k):
+    return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
+
+
+@njit(cache=True, nogil=True)
+def next_u64(st):
+    s0 = st[0]
+    s1 = st[1]
+    s2 = st[2]
+    s3 = st[3]
+    result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
+    t = s1 << np.uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    st[0] = s0
+    st[1] = s1
+    st[2] = s2
+    st[3] = s3
+    return result
+
+
+@njit(cache=True, nogil=True)
+def next_byte(st):
+    if st[5] == 0:
+        st[4] = next_u64(st)
+        st[5] = np.uint64(8)
+    b = st[4] & np.uint64(0xFF)
+    st[4] = st[4] >> np.uint64(8)
+    st[5] = st[5] - np.uint64(1)
+    return np.int64(b)
+
+
+@njit(cache=True, nogil=True)
+def roll(st, sides):
+    limit = 256 - 256 % sides
+    while True:
+        b = next_byte(st)
+        if b < limit:
+            return b % sides + 1
+
+
+@njit(cache=True, nogil=True)
+def below(st, n):
+    if n <= 1:
+        return 0
+    if n <= 256:
+        limit = 256 - 256 % n
+        while True:
+            b = next_byte(st)
+            if b < limit:
+                return b % n
+    un = np.uint64(n)
+    threshold = (np.uint64(0) - un) % un
+    while True:
+        x = next_u64(st)
+        if x >= threshold:
+            return np.int64(x % un)
+
+
+@njit(cache=True, nogil=True)
+def chance(st, threshold):
+    x = next_u64(st) >> np.uint64(11)
+    return np.int64(x) < threshold
+
+
+def chance_threshold(p: float) -> int:
+    """The integer threshold of ``chance`` for probability ``p`` (0 <= p <= 1)."""
+    return round(p * 2**53)
+
+
+def chunk_state(seed_seq: np.random.SeedSequence, chunk: int) -> np.ndarray:
+    """Initial stream state of chunk ``chunk``: the chunk's child of ``seed_seq``."""
+    child = np.random.SeedSequence(seed_seq.entropy, spawn_key=tuple(seed_seq.spawn_key) + (chunk,))
+    st = np.zeros(STATE_WORDS, dtype=np.uint64)
+    st[:4] = child.generate_state(4, np.uint64)
+    if not st[:4].any():  # xoshiro's one forbidden state
+        st[0] = 1
+    return st
