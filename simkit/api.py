@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from simkit.engine import RngLike, seed_sequence, simulate
 from simkit.result import Result
@@ -28,6 +29,7 @@ def run(
     *,
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
+    scheduler: Any = None,
 ) -> Result:
     """Simulate a scenario and estimate every metric with its 95% interval.
 
@@ -44,6 +46,12 @@ def run(
         Threads to use; default all cores.
     progress : callable, optional
         Called with the number of rounds of each finished chunk.
+    scheduler : dask.distributed.Client or str, optional
+        Play the chunks on a Dask cluster: a Client, the address of a running
+        scheduler (``"tcp://HOST:8786"``) or ``"local"`` (a cluster of ``workers``
+        one-thread processes on this machine, started for this run).  The result is
+        bit-identical to a local run with the same seed.  Needs
+        ``pip install 'simkit[dask]'``.
 
     Returns
     -------
@@ -56,6 +64,6 @@ def run(
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
     seq = seed_sequence(scenario.seed if rng is None else rng)
-    raw = simulate(scenario, rounds, seq, workers=workers, progress=progress)
+    raw = simulate(scenario, rounds, seq, workers=workers, progress=progress, scheduler=scheduler)
     seed = seq.entropy if isinstance(seq.entropy, int) else list(seq.entropy)
     return Result.from_sums(scenario, seed, raw.layout, raw.sums, raw.elapsed_s, raw.workers)

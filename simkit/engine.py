@@ -76,6 +76,7 @@ class RawRun:
     sums: Sums
     elapsed_s: float
     workers: int
+    batches: list[Sums] | None = None
 
 
 def simulate(
@@ -84,13 +85,32 @@ def simulate(
     seq: np.random.SeedSequence,
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
+    batch_rounds: int | None = None,
+    scheduler: Any = None,
 ) -> RawRun:
-    """Play ``rounds`` rounds of ``scenario`` and return the merged running sums."""
+    """Play ``rounds`` rounds of ``scenario`` and return the merged running sums.
+
+    With ``scheduler`` (a ``dask.distributed.Client``, a scheduler address or
+    ``"local"``), the same chunks are played on a Dask cluster (``simkit.distributed``).
+
+    With ``batch_rounds``, also keep the sums of every batch of that many rounds
+    (``RawRun.batches``, in round order) for paired comparisons.  Batches leave the
+    means unchanged: within a chunk they carry R8 from one batch to the next (a
+    regeneration cycle cut by a batch boundary is counted as two cycles).
+    """
     if rounds < 1:
         raise ValueError(f"rounds must be >= 1, got {rounds}")
     workers = workers or default_workers()
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
+    if scheduler is not None:
+        if batch_rounds:
+            raise ValueError("batch_rounds cannot be combined with a scheduler")
+        from simkit.distributed import simulate_distributed
+
+        return simulate_distributed(
+            scenario, rounds, seq, scheduler, workers=workers, progress=progress
+        )
     module = system_module(scenario.system)
     compiled = module.compile_scenario(scenario)
     sizes = chunk_sizes(rounds)
@@ -101,6 +121,9 @@ def simulate(
         sums = compiled.layout.new_sums()
         module.run_chunk(compiled, chunk_state(seq, k), sizes[k], sums)
         return sums
+
+    if batch_rounds:
+        return _simulate_batches(compiled, module, sizes, seq, batch_rounds, progress)
 
     if workers == 1 or len(sizes) == 1:
         for k in range(len(sizes)):
@@ -131,3 +154,29 @@ def _parallel(
             for fut in done:
                 k = pending.pop(fut)
                 yield fut.result(), sizes[k]
+
+
+def _simulate_batches(
+    compiled: Any,
+    module: ModuleType,
+    sizes: list[int],
+    seq: np.random.SeedSequence,
+    batch_rounds: int,
+    progress: Callable[[int], None] | None,
+) -> RawRun:
+    """Single-threaded run that keeps per-batch sums (round streams make them paired)."""
+    start = time.perf_counter()
+    total = compiled.layout.new_sums()
+    batches: list[Sums] = []
+    for k, size in enumerate(sizes):
+        key = chunk_state(seq, k)
+        no_hold = False
+        for first in range(0, size, batch_rounds):
+            sums = compiled.layout.new_sums()
+            n = min(batch_rounds, size - first)
+            no_hold = module.run_chunk(compiled, key, n, sums, first=first, no_hold=no_hold)
+            batches.append(sums)
+            total.add(sums)
+        if progress:
+            progress(size)
+    return RawRun(compiled.layout, total, time.perf_counter() - start, 1, batches)

@@ -136,13 +136,12 @@ def flush_cycle(y, length, s1, s2, sl, sx, pa, pb, tot):
     """Add one finished cycle ``y`` (``length`` rounds) to the running sums; zero ``y``."""
     for k in range(pa.size):
         sx[k] += y[pa[k]] * y[pb[k]]
-    for m in range(y.size):
+    for m in range(y.size):  # branch-free, so that it vectorises
         v = y[m]
-        if v != 0:
-            s1[m] += v
-            s2[m] += v * v
-            sl[m] += v * length
-            y[m] = 0
+        s1[m] += v
+        s2[m] += v * v
+        sl[m] += v * length
+        y[m] = 0
     tot[0] += 1
     tot[1] += length
     tot[2] += length * length

@@ -5,9 +5,17 @@ One stream per chunk of rounds, seeded from ``numpy.random.SeedSequence``
 never changes a result.  Dice, coin flips, targets and ``attack_share`` draws all
 come from the same stream, in the order the rules ask for them.
 
-The state is a ``uint64`` array of six words: the four xoshiro words, a buffered
-64-bit output that small draws are cut from byte by byte (low byte first), and the
-number of bytes still unused in that buffer.
+Every round has a stream of its own, so that two scenarios run with the same seed
+see the same dice in the same round (common random numbers) however differently
+they use them.  A chunk's *key* is the first four words of ``chunk_state``;
+round ``r`` of the chunk (counted from 0) starts from the xoshiro words
+
+    word_j = splitmix64_mix(key_j + (r + 1) * 0x9E3779B97F4A7C15)   (mod 2**64)
+
+for j = 0..3 (``round_start``), with an empty byte buffer.  The working state is a
+``uint64`` array of six words: the four xoshiro words, a buffered 64-bit output that
+small draws are cut from byte by byte (low byte first), and the number of bytes
+still unused in that buffer.
 
 Draw primitives (the plain-Python port in ``tests/naive_rng.py`` must match):
 
@@ -30,7 +38,10 @@ import numpy as np
 from numba import njit
 
 STATE_WORDS = 6
-_M64 = (1 << 64) - 1
+
+# For 1 <= n <= 256: the byte rejection limit 256 - 256 % n, and ceil(2**32 / n).
+_BYTE_LIMIT = np.array([0] + [256 - 256 % n for n in range(1, 257)], dtype=np.int64)
+_RECIPROCAL = np.array([0] + [-(-(2**32) // n) for n in range(1, 257)], dtype=np.int64)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -38,7 +49,7 @@ def _rotl(x, k):
     return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def next_u64(st):
     s0 = st[0]
     s1 = st[1]
@@ -59,7 +70,7 @@ def next_u64(st):
     return result
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def next_byte(st):
     if st[5] == 0:
         st[4] = next_u64(st)
@@ -70,7 +81,7 @@ def next_byte(st):
     return np.int64(b)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def roll(st, sides):
     limit = 256 - 256 % sides
     while True:
@@ -79,16 +90,18 @@ def roll(st, sides):
             return b % sides + 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def below(st, n):
     if n <= 1:
         return 0
     if n <= 256:
-        limit = 256 - 256 % n
+        # b % n without a division: q = floor(b / n) = (b * ceil(2**32 / n)) >> 32,
+        # exact for b < 256 (the error b * n / 2**32 stays below 1 / n).
+        limit = _BYTE_LIMIT[n]
         while True:
             b = next_byte(st)
             if b < limit:
-                return b % n
+                return b - ((b * _RECIPROCAL[n]) >> 32) * n
     un = np.uint64(n)
     threshold = (np.uint64(0) - un) % un
     while True:
@@ -97,7 +110,7 @@ def below(st, n):
             return np.int64(x % un)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def chance(st, threshold):
     x = next_u64(st) >> np.uint64(11)
     return np.int64(x) < threshold
@@ -116,3 +129,23 @@ def chunk_state(seed_seq: np.random.SeedSequence, chunk: int) -> np.ndarray:
     if not st[:4].any():  # xoshiro's one forbidden state
         st[0] = 1
     return st
+
+
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mix(z):
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def round_start(st, key, r):
+    """Set ``st`` to the start of round ``r``'s stream under chunk key ``key``."""
+    step = np.uint64(r + 1) * np.uint64(_GOLDEN)
+    for j in range(4):
+        st[j] = _mix(key[j] + step)
+    st[4] = np.uint64(0)
+    st[5] = np.uint64(0)

@@ -25,8 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from simkit.kernel_support import leading_zeros, unmanaged
 from simkit.metrics import Layout, Sums, flush_cycle
-from simkit.random_stream import below, chance, chance_threshold, roll
+from simkit.random_stream import below, chance, chance_threshold, roll, round_start
 from simkit.scenario import Scenario
 from simkit.schema import HASTY_UP_TO
 
@@ -46,6 +47,7 @@ RATIOS = (
 )
 SCENARIO_COUNTS = ("stalemate",)
 N_COUNTS = len(COUNTS)
+SQUARED = ("actions", "defenses", "hasty_defenses", "hasty_scale_total", "expired_dice")
 
 HOLD_CODES = {"never": 0, "until_attacked": 1, "until_enemy_acts": 2}
 DEFEND_CODES = {"always": 0, "never": 1, "unless_hasty": 2}
@@ -56,24 +58,27 @@ DEFEND_HASTY_UP_TO = 3
 # reference-counting traffic between its helper functions.
 C_DICE, C_ADV, C_SIDE, C_HOLD, C_DEFEND, C_DEFEND_N, C_GUARD, C_TSTART, C_TCOUNT = range(9)
 C_SHARE = 9  # attack_share as a ``chance`` threshold
-W_PTR, W_KEY, W_RANK, W_HSTATE, W_ATTACKED, W_FIRST, W_ACTS, W_DEFS = range(10, 18)
+W_POOL, W_KEY, W_RANK, W_HSTATE, W_ATTACKED, W_FIRST, W_ACTS, W_DEFS = range(10, 18)
 W_HASTY, W_SCALE, W_ABBA, W_PEND = range(18, 22)
-C_DIE0 = 22  # dice, sorted high to low, in columns C_DIE0 .. C_DIE0 + readiness - 1
-MAX_DICE = 20
-N_COLS = C_DIE0 + MAX_DICE
+C_GUARDED = 22  # 1 if an ally has guard = true (R7.2 worth looking at)
+N_COLS = 23
+# A pool of dice is one integer: the count of dice showing face f in bits
+# 5(f-1) .. 5f-1 (readiness <= 20 < 32).  Face 6 is the most significant field, so
+# comparing two pools as integers compares them die by die from the highest, with
+# "a die beats no die" -- exactly T2 of R3 (see the module docstring).
+FIELD = 5
+FIELD_MASK = 31
 # The int64 vector ``sg``: round scalars, per-side counts, then the target lists.
-G_STEP, G_TOTAL, G_LEFT, G_HOLDING, G_PENDING, G_NSIDES = range(6)
-G_SIDE_LEFT = 8
-MAX_SIDES = 256
-G_SIDE_ACTS = G_SIDE_LEFT + MAX_SIDES
-G_TARGETS = G_SIDE_ACTS + MAX_SIDES
+G_STEP, G_HOLDING, G_PENDING = range(3)  # G_STEP: actions taken so far this round
+G_TARGETS = 4
 
 # hold states during a round
 H_FRESH, H_HOLDING, H_NORMAL, H_PENDING = 0, 1, 2, 3
 NONE = 1 << 40  # "no action yet" step index
-SHARE_ONE = 1 << 53  # chance threshold of attack_share = 1
-
-_POW7 = np.array([7**k for k in range(19, -1, -1)], dtype=np.int64)
+# attack_share as stored: 1 and 0 draw nothing; 0 < p < 1 draws chance(threshold),
+# even when the threshold rounds to 0 or 2**53 (the draw order must not depend on it).
+SHARE_ALWAYS = (1 << 53) + 1
+SHARE_NEVER = -1
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,8 @@ class Compiled:
     sg: np.ndarray  # int64: round scalars (zero) and target lists
     order: int  # 0 dynamic, 1 chain
     prep: int  # 0 sixes, 1 lowest
+    squared: np.ndarray  # int64 0/1 per count: 1 where a round's count can exceed 1
+    may_hold: bool  # some combatant has a hold policy (R5, and so R8)
 
     @property
     def dice_per_round(self) -> int:
@@ -124,9 +131,19 @@ def compile_scenario(scenario: Scenario) -> Compiled:
         table[i, C_TSTART] = len(targets)
         table[i, C_TCOUNT] = len(tl)
         targets.extend(tl)
-        table[i, C_SHARE] = chance_threshold(c["attack_share"])
+        share = c["attack_share"]
+        table[i, C_SHARE] = (
+            SHARE_ALWAYS
+            if share >= 1.0
+            else SHARE_NEVER
+            if share <= 0.0
+            else chance_threshold(share)
+        )
+    for i, c in enumerate(scenario.combatants):
+        table[i, C_GUARDED] = any(
+            d["guard"] and d.side == c.side and j != i for j, d in enumerate(scenario.combatants)
+        )
     sg = np.zeros(G_TARGETS + len(targets), dtype=np.int64)
-    sg[G_NSIDES] = len(sides)
     sg[G_TARGETS:] = targets
     return Compiled(
         layout=layout_for(scenario),
@@ -134,7 +151,18 @@ def compile_scenario(scenario: Scenario) -> Compiled:
         sg=sg,
         order=0 if scenario.rules["order"] == "dynamic" else 1,
         prep=0 if scenario.rules["prep"] == "sixes" else 1,
+        squared=_squared(layout_for(scenario)),
+        may_hold=bool(table[:, C_HOLD].any()),
     )
+
+
+def _squared(layout: Layout) -> np.ndarray:
+    """1 for the counts a single round can make larger than 1 (see _emit_single)."""
+    out = np.zeros(layout.size, np.int64)
+    for i in range(layout.n):
+        for metric in SQUARED:
+            out[layout.count_index(i, metric)] = 1
+    return out
 
 
 # --------------------------------------------------------------------------- kernel
@@ -144,61 +172,73 @@ _JIT = {"cache": True, "nogil": True}
 @njit(**_JIT, inline="always")
 def _key(cb, i):
     """R3 key of i: (highest unspent die v, T1 count of unspent v, T2 rank), or -1."""
-    p = cb[i, W_PTR]
-    nd = cb[i, C_DICE]
-    if p >= nd:
+    pool = cb[i, W_POOL]
+    if pool == 0:
         return -1
-    v = cb[i, C_DIE0 + p]
-    c = 1
-    while p + c < nd and cb[i, C_DIE0 + p + c] == v:
-        c += 1
-    return (v << 20) | (c << 12) | cb[i, W_RANK]
+    v = _top(pool)
+    count = (pool >> (FIELD * (v - 1))) & FIELD_MASK
+    return (v << 20) | (count << 12) | cb[i, W_RANK]
 
 
 @njit(**_JIT, inline="always")
-def _spend(cb, sg, i):
-    """Spend i's highest unspent die (R4, R7) and return its value."""
-    p = cb[i, W_PTR]
-    v = cb[i, C_DIE0 + p]
-    cb[i, W_PTR] = p + 1
-    sg[G_SIDE_LEFT + cb[i, C_SIDE]] -= 1
-    sg[G_LEFT] -= 1
-    cb[i, W_KEY] = _key(cb, i)
+def _top(pool):
+    """Highest face in a pool (0 for an empty pool): the field of its highest set bit."""
+    return (68 - leading_zeros(pool)) // FIELD
+
+
+@njit(**_JIT, inline="always")
+def _count(pool):
+    """Number of dice in a pool."""
+    total = 0
+    for f in range(6):
+        total += (pool >> (FIELD * f)) & FIELD_MASK
+    return total
+
+
+@njit(**_JIT)
+def _opponents_have(cb, i, col):
+    """True if some opponent of i has a non-zero ``col`` (dice left, actions taken)."""
+    s = cb[i, C_SIDE]
+    for j in range(cb.shape[0]):  # noqa: SIM110 (numba: a plain loop)
+        if cb[j, C_SIDE] != s and cb[j, col] != 0:
+            return True
+    return False
+
+
+@njit(**_JIT, inline="always")
+def _spend(cb, sg, i, holds):
+    """Spend i's highest unspent die (R4, R7) and return its value.
+
+    ``holds``: someone may be holding this round (False lets the compiler drop the
+    hold bookkeeping from the common path)."""
+    v = _top(cb[i, W_POOL])
+    cb[i, W_POOL] -= 1 << (FIELD * (v - 1))
+    # only combatants in R3 carry a key; holders and released holders carry -1
+    h = cb[i, W_HSTATE] if holds else H_NORMAL
+    cb[i, W_KEY] = _key(cb, i) if (h == H_NORMAL or h == H_FRESH) else -1  # noqa: SIM109
     return v
 
 
 @njit(**_JIT, inline="always")
-def _eligible(cb, i, pending_gen):
-    h = cb[i, W_HSTATE]
-    if pending_gen < 0:
-        return h == H_FRESH or h == H_NORMAL  # noqa: PLR1714 (numba: plain compares)
-    return h == H_PENDING and cb[i, W_PEND] == pending_gen
-
-
-@njit(**_JIT)
-def _pick(st, cb, pending_gen):
-    """R3: the eligible combatant with the highest key; T3 a fair random choice.
-
-    Eligible: not holding (``pending_gen < 0``), or released holders of one event.
-    """
+def _pick(st, cb):
+    """R3: the combatant in R3 with the highest key; T3 a fair random choice; -1 if none."""
     n = cb.shape[0]
-    best = -1
-    ties = 0
-    first = -1
-    for i in range(n):
-        if _eligible(cb, i, pending_gen):
-            k = cb[i, W_KEY]
-            if k > best:
-                best = k
-                ties = 1
-                first = i
-            elif k == best and k >= 0:
-                ties += 1
-    if ties <= 1:
+    best = cb[0, W_KEY]
+    first = 0
+    ties = 1
+    for i in range(1, n):  # written for conditional moves, not branches
+        k = cb[i, W_KEY]
+        up = k > best
+        ties = 1 if up else ties + (k == best)
+        first = i if up else first
+        best = k if up else best
+    if best < 0:
+        return -1
+    if ties == 1:
         return first
     r = below(st, ties)  # T3
     for i in range(first, n):
-        if _eligible(cb, i, pending_gen) and cb[i, W_KEY] == best:
+        if cb[i, W_KEY] == best:
             if r == 0:
                 return i
             r -= 1
@@ -206,59 +246,91 @@ def _pick(st, cb, pending_gen):
 
 
 @njit(**_JIT)
-def _defend(cb, sg, t, a, by_holder):
+def _pick_pending(st, cb, gen):
+    """R3 among the holders released by event ``gen`` that still have dice; -1 if none."""
+    n = cb.shape[0]
+    best = -1
+    ties = 0
+    first = -1
+    for i in range(n):
+        if cb[i, W_HSTATE] == H_PENDING and cb[i, W_PEND] == gen:
+            k = _key(cb, i)
+            if k > best:
+                best = k
+                ties = 1
+                first = i
+            elif k == best:
+                ties += 1
+    if best < 0:
+        return -1
+    if ties == 1:
+        return first
+    r = below(st, ties)  # T3
+    for i in range(first, n):
+        if cb[i, W_HSTATE] == H_PENDING and cb[i, W_PEND] == gen and _key(cb, i) == best:
+            if r == 0:
+                return i
+            r -= 1
+    return -1
+
+
+@njit(**_JIT, inline="always")
+def _defend(cb, sg, t, a, by_holder, holds):
     """R7: at most one defense answers an attack of initiative ``a`` on ``t``."""
     policy = cb[t, C_DEFEND]
-    has = cb[t, W_PTR] < cb[t, C_DICE]
+    pool = cb[t, W_POOL]
+    has = pool != 0
+    d = _top(pool)
     # R7.1 the target itself, if its highest die d >= a (or the attacker held)
-    if has and policy != 1 and (by_holder or cb[t, C_DIE0 + cb[t, W_PTR]] >= a):
-        _spend(cb, sg, t)
+    normal = has & (policy != 1) & (by_holder | (d >= a))  # bitwise: no branches
+    if not normal and cb[t, C_GUARDED]:
+        # R7.2 the first guarding ally in scenario order with highest die g >= a
+        s = cb[t, C_SIDE]
+        for j in range(cb.shape[0]):
+            if j != t and cb[j, C_GUARD] == 1 and cb[j, C_SIDE] == s:
+                pj = cb[j, W_POOL]
+                if pj != 0 and (by_holder or _top(pj) >= a):
+                    _spend(cb, sg, j, holds)
+                    cb[j, W_DEFS] += 1
+                    return
+    # R7.3 else the target itself, hasty, at difficulty scale a - d, if its policy allows
+    scale = a - d
+    hasty = (
+        has
+        & (not normal)
+        & (not by_holder)
+        & ((policy == 0) | ((policy == DEFEND_HASTY_UP_TO) & (scale <= cb[t, C_DEFEND_N])))
+    )
+    if normal | hasty:  # one branch: the same spend either way
+        _spend(cb, sg, t, holds)
         cb[t, W_DEFS] += 1
-        return
-    # R7.2 the first guarding ally in scenario order with highest die g >= a
-    s = cb[t, C_SIDE]
-    for j in range(cb.shape[0]):
-        if j != t and cb[j, C_GUARD] == 1 and cb[j, C_SIDE] == s:
-            pj = cb[j, W_PTR]
-            if pj < cb[j, C_DICE] and (by_holder or cb[j, C_DIE0 + pj] >= a):
-                _spend(cb, sg, j)
-                cb[j, W_DEFS] += 1
-                return
-    # R7.3 the target itself, hasty, at difficulty scale a - d, if its policy allows
-    if has and not by_holder:
-        scale = a - cb[t, C_DIE0 + cb[t, W_PTR]]
-        if policy == 0 or (policy == DEFEND_HASTY_UP_TO and scale <= cb[t, C_DEFEND_N]):
-            _spend(cb, sg, t)
-            cb[t, W_DEFS] += 1
-            cb[t, W_HASTY] += 1
-            cb[t, W_SCALE] += scale
+        cb[t, W_HASTY] += hasty
+        cb[t, W_SCALE] += scale if hasty else 0
 
 
-@njit(**_JIT)
-def _act(st, cb, sg, c, by_holder):
+@njit(**_JIT, inline="always")
+def _act(st, cb, sg, c, by_holder, holds):
     """R4: c spends its highest die and takes one action, an attack with p = attack_share."""
-    a = _spend(cb, sg, c)
+    a = _spend(cb, sg, c, holds)
     cb[c, W_ACTS] += 1
-    if cb[c, W_FIRST] == NONE:
-        cb[c, W_FIRST] = sg[G_STEP]
-    sg[G_STEP] += 1
-    sg[G_TOTAL] += 1
+    step = sg[G_STEP]
+    cb[c, W_FIRST] = min(cb[c, W_FIRST], step)  # steps only grow: the first action's
+    sg[G_STEP] = step + 1
     s = cb[c, C_SIDE]
-    sg[G_SIDE_ACTS + s] += 1
     threshold = cb[c, C_SHARE]
-    attack = threshold >= SHARE_ONE or (threshold > 0 and chance(st, threshold))
+    attack = threshold == SHARE_ALWAYS or (threshold >= 0 and chance(st, threshold))
     if attack:
         t = sg[G_TARGETS + cb[c, C_TSTART] + below(st, cb[c, C_TCOUNT])]
-        if cb[t, W_FIRST] == NONE:
-            cb[t, W_ABBA] = 1
+        cb[t, W_ABBA] |= cb[t, W_FIRST] == NONE
         cb[t, W_ATTACKED] = 1
-        _defend(cb, sg, t, a, by_holder)
+        _defend(cb, sg, t, a, by_holder, holds)
         # R5 until_attacked: attacked while holding -> acts normally from now on
-        if cb[t, W_HSTATE] == H_HOLDING and cb[t, C_HOLD] == 1:
+        if holds and cb[t, W_HSTATE] == H_HOLDING and cb[t, C_HOLD] == 1:
             cb[t, W_HSTATE] = H_NORMAL
+            cb[t, W_KEY] = _key(cb, t)
             sg[G_HOLDING] -= 1
     # R5 until_enemy_acts: the first opponent action releases every such holder
-    if sg[G_HOLDING] > 0:
+    if holds and sg[G_HOLDING] > 0:
         for h in range(cb.shape[0]):
             if cb[h, W_HSTATE] == H_HOLDING and cb[h, C_HOLD] == 2 and cb[h, C_SIDE] != s:
                 cb[h, W_HSTATE] = H_PENDING
@@ -271,8 +343,9 @@ def _act(st, cb, sg, c, by_holder):
 def _release_exhausted(cb, sg):
     """R5: holders whose opponents have all run out of dice rejoin R3."""
     for h in range(cb.shape[0]):
-        if cb[h, W_HSTATE] == H_HOLDING and sg[G_LEFT] - sg[G_SIDE_LEFT + cb[h, C_SIDE]] == 0:
+        if cb[h, W_HSTATE] == H_HOLDING and not _opponents_have(cb, h, W_POOL):
             cb[h, W_HSTATE] = H_NORMAL
+            cb[h, W_KEY] = _key(cb, h)
             sg[G_HOLDING] -= 1
 
 
@@ -284,7 +357,7 @@ def _play_pending(st, cb, sg):
         for i in range(cb.shape[0]):
             if cb[i, W_HSTATE] == H_PENDING and cb[i, W_PEND] < gen:
                 gen = cb[i, W_PEND]
-        c = _pick(st, cb, gen)
+        c = _pick_pending(st, cb, gen)
         if c < 0:  # released holders without dice: nothing to declare
             for i in range(cb.shape[0]):
                 if cb[i, W_HSTATE] == H_PENDING and cb[i, W_PEND] == gen:
@@ -293,59 +366,30 @@ def _play_pending(st, cb, sg):
             continue
         cb[c, W_HSTATE] = H_NORMAL
         sg[G_PENDING] -= 1
-        _act(st, cb, sg, c, True)
+        _act(st, cb, sg, c, True, True)
+        cb[c, W_KEY] = _key(cb, c)
 
 
-@njit(**_JIT)
+@njit(**_JIT, inline="always")
 def _setup(st, no_hold, prep, cb, sg):
     """R1 roll and R2 preparation; reset the round state.  Returns True if anyone may hold."""
     n = cb.shape[0]
-    for i in range(n):  # R1, in scenario order
-        for k in range(cb[i, C_DICE]):
-            cb[i, C_DIE0 + k] = roll(st, 6)
-    for k in range(G_SIDE_LEFT):
-        sg[k] = 0
-    for k in range(G_SIDE_LEFT, G_SIDE_ACTS + MAX_SIDES):
+    for k in range(G_TARGETS):
         sg[k] = 0
     may_hold = False
     for i in range(n):
         r = cb[i, C_DICE]
-        for a in range(C_DIE0 + 1, C_DIE0 + r):  # sort high to low
-            v = cb[i, a]
-            b = a - 1
-            while b >= C_DIE0 and cb[i, b] < v:
-                cb[i, b + 1] = cb[i, b]
-                b -= 1
-            cb[i, b + 1] = v
+        pool = 0
+        for _ in range(r):  # R1, in scenario order
+            pool += 1 << (FIELD * (roll(st, 6) - 1))
         pips = cb[i, C_ADV]
         if pips > 0:
-            if prep == 0:  # R2 "sixes": each pip to the highest die still below 6
-                for k in range(C_DIE0, C_DIE0 + r):
-                    room = 6 - cb[i, k]
-                    add = room if room < pips else pips
-                    cb[i, k] += add
-                    pips -= add
-            else:  # R2 "lowest": each pip to the lowest die
-                last = C_DIE0 + r - 1
-                while pips > 0 and cb[i, last] < 6:
-                    cb[i, last] += 1
-                    pips -= 1
-                    b = last
-                    while b > C_DIE0 and cb[i, b - 1] < cb[i, b]:
-                        tmp = cb[i, b - 1]
-                        cb[i, b - 1] = cb[i, b]
-                        cb[i, b] = tmp
-                        b -= 1
-        sg[G_SIDE_LEFT + cb[i, C_SIDE]] += r
-        sg[G_LEFT] += r
-        t2 = 0
-        for k in range(r):
-            t2 += cb[i, C_DIE0 + k] * _POW7[k]
-        cb[i, W_KEY] = t2  # the T2 key, for the ranks below
+            pool = _prepare(pool, pips, prep)
+        cb[i, W_POOL] = pool
+        cb[i, W_KEY] = pool  # the T2 key, for the ranks below
         holds = cb[i, C_HOLD] != 0 and not no_hold
         may_hold = may_hold or holds
         cb[i, W_HSTATE] = H_FRESH if holds else H_NORMAL
-        cb[i, W_PTR] = 0
         cb[i, W_ATTACKED] = 0
         cb[i, W_FIRST] = NONE
         cb[i, W_ACTS] = 0
@@ -354,12 +398,11 @@ def _setup(st, no_hold, prep, cb, sg):
         cb[i, W_SCALE] = 0
         cb[i, W_ABBA] = 0
         cb[i, W_PEND] = NONE
-    # T2: the lexicographic order of the full sorted pools, as a rank
+    # T2: the order of the full pools, as a rank
     for i in range(n):
         rank = 0
         for j in range(n):
-            if cb[j, W_KEY] < cb[i, W_KEY]:
-                rank += 1
+            rank += cb[j, W_KEY] < cb[i, W_KEY]
         cb[i, W_RANK] = rank
     for i in range(n):
         cb[i, W_KEY] = _key(cb, i)
@@ -367,68 +410,187 @@ def _setup(st, no_hold, prep, cb, sg):
 
 
 @njit(**_JIT)
-def _round(st, no_hold, order, prep, cb, sg, y, dist_off):
-    """Play one round; add its counts to ``y``; return True for a stalemate (R8)."""
-    n = cb.shape[0]
-    may_hold = _setup(st, no_hold, prep, cb, sg)
-    while True:
-        if may_hold and sg[G_HOLDING] > 0:
-            _release_exhausted(cb, sg)
-        c = _pick(st, cb, -1)
-        if c < 0:
-            break  # R9
-        if cb[c, W_HSTATE] == H_FRESH:
-            # R5: first turn of a combatant with a hold policy
-            cb[c, W_HSTATE] = H_NORMAL
-            side = cb[c, C_SIDE]
-            if sg[G_LEFT] - sg[G_SIDE_LEFT + side] > 0:  # else nothing could release it
-                hold = cb[c, C_HOLD]
-                if (hold == 1 and cb[c, W_ATTACKED] == 0) or (
-                    hold == 2 and sg[G_TOTAL] - sg[G_SIDE_ACTS + side] == 0
-                ):
-                    cb[c, W_HSTATE] = H_HOLDING
-                    sg[G_HOLDING] += 1
-                    continue
-        v = cb[c, C_DIE0 + cb[c, W_PTR]]
-        _act(st, cb, sg, c, False)
-        if order == 1:  # R3 chain: every die of value v, one action each
-            while cb[c, W_PTR] < cb[c, C_DICE] and cb[c, C_DIE0 + cb[c, W_PTR]] == v:
-                _act(st, cb, sg, c, False)
-        if sg[G_PENDING] > 0:
-            _play_pending(st, cb, sg)
+def _prepare(pool, pips, prep):
+    """R2: add ``pips`` to a pool, no die above 6."""
+    if prep == 0:  # "sixes": each pip to the highest die still below 6
+        for f in range(5, 0, -1):
+            while pips > 0 and (pool >> (FIELD * (f - 1))) & FIELD_MASK:
+                to = f + pips if f + pips < 6 else 6
+                pool += (1 << (FIELD * (to - 1))) - (1 << (FIELD * (f - 1)))
+                pips -= to - f
+    else:  # "lowest": each pip to the lowest die
+        while pips > 0:
+            f = 1
+            while (pool >> (FIELD * (f - 1))) & FIELD_MASK == 0:
+                f += 1
+            if f == 6:
+                break
+            pool += (1 << (FIELD * f)) - (1 << (FIELD * (f - 1)))
+            pips -= 1
+    return pool
 
-    stalemate = sg[G_TOTAL] == 0
-    npc = N_COUNTS
+
+@njit(**_JIT, inline="always")
+def _turn(st, may_hold, order, cb, sg):
+    """One turn of R3-R5: the next combatant acts (or starts holding).  False at R9."""
+    if may_hold and sg[G_HOLDING] > 0:
+        _release_exhausted(cb, sg)
+    c = _pick(st, cb)
+    if c < 0:
+        return False  # R9
+    if may_hold and cb[c, W_HSTATE] == H_FRESH:
+        # R5: first turn of a combatant with a hold policy
+        cb[c, W_HSTATE] = H_NORMAL
+        if _opponents_have(cb, c, W_POOL):  # else nothing could release it
+            hold = cb[c, C_HOLD]
+            if (hold == 1 and cb[c, W_ATTACKED] == 0) or (
+                hold == 2 and not _opponents_have(cb, c, W_ACTS)
+            ):
+                cb[c, W_HSTATE] = H_HOLDING
+                cb[c, W_KEY] = -1
+                sg[G_HOLDING] += 1
+                return True
+    v = cb[c, W_KEY] >> 20
+    _act(st, cb, sg, c, False, may_hold)
+    if order == 1:  # R3 chain: every die of value v, one action each
+        while cb[c, W_KEY] >> 20 == v:
+            _act(st, cb, sg, c, False, may_hold)
+    if may_hold and sg[G_PENDING] > 0:
+        _play_pending(st, cb, sg)
+    return True
+
+
+@njit(**_JIT, inline="always")
+def _play(st, no_hold, order, prep, cb, sg):
+    """Play one round (R1-R9); return True for a stalemate (R8)."""
+    may_hold = _setup(st, no_hold, prep, cb, sg)
+    while _turn(st, may_hold, order, cb, sg):
+        pass
+    return sg[G_STEP] == 0
+
+
+@njit(**_JIT, inline="always")
+def _emit_cycle(cb, stalemate, y, dist_off):
+    """Add the round's counts to the cycle vector ``y`` (layout of metrics.Layout)."""
+    n = cb.shape[0]
     for i in range(n):
-        base = i * npc
+        base = i * N_COUNTS
         acts = cb[i, W_ACTS]
         fi = cb[i, W_FIRST]
-        y[base + 0] += 1 if fi == 0 else 0
+        y[base + 0] += fi == 0
         y[base + 1] += acts
-        y[base + 2] += 1 if acts == 0 else 0
+        y[base + 2] += acts == 0
         y[base + 3] += cb[i, W_ABBA]
         y[base + 4] += cb[i, W_DEFS]
         y[base + 5] += cb[i, W_HASTY]
         y[base + 6] += cb[i, W_SCALE]
-        y[base + 7] += cb[i, C_DICE] - cb[i, W_PTR]
-        if fi != NONE:
-            row = n * npc + i * n
-            for j in range(n):
-                if fi < cb[j, W_FIRST]:
-                    y[row + j] += 1
+        y[base + 7] += _count(cb[i, W_POOL])
+        row = n * N_COUNTS + i * n
+        for j in range(n):
+            y[row + j] += fi < cb[j, W_FIRST]
         y[dist_off[i] + acts] += 1
-    if stalemate:
-        y[dist_off[n]] += 1
-    return stalemate
+    y[dist_off[n]] += stalemate
+
+
+@njit(**_JIT, inline="always")
+def _emit_single(cb, dist_off, u1, u2, sx):
+    """Add a one-round cycle that is not a stalemate to the single-round sums: ``u1``
+    (every count) and ``u2`` (squares of the counts that can exceed 1; for 0/1 counts
+    the square is the count itself).  ``_fold_single`` turns them into cycle sums."""
+    n = cb.shape[0]
+    for i in range(n):
+        base = i * N_COUNTS
+        acts = cb[i, W_ACTS]
+        fi = cb[i, W_FIRST]
+        defs = cb[i, W_DEFS]
+        hasty = cb[i, W_HASTY]
+        scale = cb[i, W_SCALE]
+        left = _count(cb[i, W_POOL])
+        u1[base + 0] += fi == 0
+        u1[base + 1] += acts
+        u2[base + 1] += acts * acts
+        u1[base + 2] += acts == 0
+        u1[base + 3] += cb[i, W_ABBA]
+        u1[base + 4] += defs
+        u2[base + 4] += defs * defs
+        u1[base + 5] += hasty
+        u2[base + 5] += hasty * hasty
+        u1[base + 6] += scale
+        u2[base + 6] += scale * scale
+        u1[base + 7] += left
+        u2[base + 7] += left * left
+        sx[2 * i] += hasty * defs  # the RATIOS pairs, in Layout.pair_indices order
+        sx[2 * i + 1] += scale * hasty
+        row = n * N_COUNTS + i * n
+        for j in range(n):
+            u1[row + j] += fi < cb[j, W_FIRST]
+        u1[dist_off[i] + acts] += 1
+
+
+@njit(**_JIT, inline="always")
+def _fold_single(u1, u2, squared, rounds, s1, s2, sl, tot):
+    """Single-round cycles into the cycle sums (L = 1, so sum y*L = sum y).  For the
+    counts that are 0 or 1 (``squared[m] == 0``) the sum of squares is the sum."""
+    for m in range(s1.size):
+        s1[m] += u1[m]
+        s2[m] += u2[m] if squared[m] else u1[m]
+        sl[m] += u1[m]
+        u1[m] = 0
+        u2[m] = 0
+    tot[0] += rounds
+    tot[1] += rounds
+    tot[2] += rounds
 
 
 @njit(**_JIT)
-def _run_chunk(st, n_rounds, order, prep, cb, sg, dist_off, y, s1, s2, sl, sx, pa, pb, tot):
-    """Play ``n_rounds`` rounds from stream ``st``; add cycle sums (see metrics.py)."""
-    no_hold = False
+def _run_chunk(
+    key,
+    first,
+    n_rounds,
+    no_hold,
+    order,
+    prep,
+    cb,
+    sg,
+    dist_off,
+    squared,
+    y,
+    s1,
+    s2,
+    sl,
+    sx,
+    pa,
+    pb,
+    tot,
+):
+    """Play rounds ``first .. first + n_rounds - 1`` of the chunk with key ``key``; add
+    their cycle sums (see metrics.py).  ``no_hold``: R8 forbids holds in the first
+    round.  Returns whether it forbids them in the round after the last."""
+    key = unmanaged(key)
+    st = np.zeros(6, np.uint64)
+    cb = unmanaged(cb)
+    sg = unmanaged(sg)
+    dist_off = unmanaged(dist_off)
+    squared = unmanaged(squared)
+    y = unmanaged(y)
+    s1 = unmanaged(s1)
+    s2 = unmanaged(s2)
+    sl = unmanaged(sl)
+    sx = unmanaged(sx)
+    tot = unmanaged(tot)
+    u1 = np.zeros(s1.size, np.int64)
+    u2 = np.zeros(s1.size, np.int64)
+    singles = 0
     length = 0
-    for _ in range(n_rounds):
-        stalemate = _round(st, no_hold, order, prep, cb, sg, y, dist_off)
+    for r in range(first, first + n_rounds):
+        round_start(st, key, r)
+        stalemate = _play(st, no_hold, order, prep, cb, sg)
+        if length == 0 and not stalemate:  # the common case: a cycle of one round
+            _emit_single(cb, dist_off, u1, u2, sx)
+            singles += 1
+            no_hold = False
+            continue
+        _emit_cycle(cb, np.int64(stalemate), y, dist_off)
         length += 1
         if stalemate:
             no_hold = True  # R8: nobody may hold in the next round
@@ -438,15 +600,76 @@ def _run_chunk(st, n_rounds, order, prep, cb, sg, dist_off, y, s1, s2, sl, sx, p
             no_hold = False
     if length > 0:
         flush_cycle(y, length, s1, s2, sl, sx, pa, pb, tot)
+    _fold_single(u1, u2, squared, singles, s1, s2, sl, tot)
+    return no_hold
+
+
+LANES = 8
 
 
 @njit(**_JIT)
-def _trace_rounds(st, n_rounds, order, prep, cb, sg, dist_off, size, no_hold_first):
+def _run_lanes(
+    key, first, n_rounds, order, prep, cbs, sgs, sts, dist_off, squared, s1, s2, sl, sx, tot
+):
+    """``_run_chunk`` for scenarios without hold policies (no R8 coupling between
+    rounds): LANES rounds are played side by side, one turn each in turn, so that
+    the processor overlaps their independent work.  Every round is a one-round
+    cycle and the sums do not depend on the order rounds finish in."""
+    key = unmanaged(key)
+    dist_off = unmanaged(dist_off)
+    squared = unmanaged(squared)
+    s1 = unmanaged(s1)
+    s2 = unmanaged(s2)
+    sl = unmanaged(sl)
+    sx = unmanaged(sx)
+    tot = unmanaged(tot)
+    # the lanes' tables, round-state vectors and streams: [LANES, ...], owned by the caller
+    cbs = unmanaged(cbs)
+    sgs = unmanaged(sgs)
+    sts = unmanaged(sts)
+    u1 = np.zeros(s1.size, np.int64)
+    u2 = np.zeros(s1.size, np.int64)
+    active = np.zeros(LANES, np.bool_)
+    nxt = first
+    end = first + n_rounds
+    live = 0
+    for lane in range(LANES):
+        if nxt < end:
+            round_start(sts[lane], key, nxt)
+            _setup(sts[lane], False, prep, cbs[lane], sgs[lane])
+            nxt += 1
+            active[lane] = True
+            live += 1
+    while live > 0:
+        for lane in range(LANES):
+            if active[lane]:
+                st = sts[lane]
+                cbl = cbs[lane]
+                sgl = sgs[lane]
+                if not _turn(st, False, order, cbl, sgl):
+                    _emit_single(cbl, dist_off, u1, u2, sx)
+                    if nxt < end:
+                        round_start(st, key, nxt)
+                        _setup(st, False, prep, cbl, sgl)
+                        nxt += 1
+                    else:
+                        active[lane] = False
+                        live -= 1
+    _fold_single(u1, u2, squared, n_rounds, s1, s2, sl, tot)
+
+
+@njit(**_JIT)
+def _trace_rounds(key, first, n_rounds, no_hold, order, prep, cb, sg, dist_off, size):
     """Each round's counts as a row (tests): [n_rounds, size]; R8 carried across rows."""
     out = np.zeros((n_rounds, size), np.int64)
-    no_hold = no_hold_first
+    key = unmanaged(key)
+    st = np.zeros(6, np.uint64)
+    cb = unmanaged(cb)
+    sg = unmanaged(sg)
     for r in range(n_rounds):
-        no_hold = _round(st, no_hold, order, prep, cb, sg, out[r], dist_off)
+        round_start(st, key, first + r)
+        no_hold = _play(st, no_hold, order, prep, cb, sg)
+        _emit_cycle(cb, np.int64(no_hold), out[r], dist_off)
     return out
 
 
@@ -456,40 +679,79 @@ def _offsets(compiled: Compiled) -> np.ndarray:
     return np.append(lay.dist_offsets, lay.scenario_offset).astype(np.int64)
 
 
-def run_chunk(compiled: Compiled, st: np.ndarray, n_rounds: int, sums: Sums) -> None:
-    """Play one chunk with stream state ``st`` and add its sums to ``sums``."""
+def run_chunk(
+    compiled: Compiled,
+    key: np.ndarray,
+    n_rounds: int,
+    sums: Sums,
+    first: int = 0,
+    no_hold: bool = False,
+) -> bool:
+    """Play rounds ``first ..`` of the chunk with key ``key`` and add them to ``sums``.
+
+    ``no_hold`` carries R8 into the first round; the return value carries it on.
+    """
+    if not compiled.may_hold:
+        _run_lanes(
+            key[:4].copy(),
+            first,
+            n_rounds,
+            compiled.order,
+            compiled.prep,
+            np.repeat(compiled.table[None], LANES, axis=0),
+            np.repeat(compiled.sg[None], LANES, axis=0),
+            np.zeros((LANES, 6), np.uint64),
+            _offsets(compiled),
+            compiled.squared,
+            sums.s1,
+            sums.s2,
+            sums.sl,
+            sums.sx,
+            sums.tot,
+        )
+        return no_hold
     pa, pb = compiled.layout.pair_indices()
-    _run_chunk(
-        st,
-        n_rounds,
-        compiled.order,
-        compiled.prep,
-        compiled.table.copy(),
-        compiled.sg.copy(),
-        _offsets(compiled),
-        np.zeros(compiled.layout.size, np.int64),
-        sums.s1,
-        sums.s2,
-        sums.sl,
-        sums.sx,
-        pa,
-        pb,
-        sums.tot,
+    return bool(
+        _run_chunk(
+            key[:4].copy(),
+            first,
+            n_rounds,
+            no_hold,
+            compiled.order,
+            compiled.prep,
+            compiled.table.copy(),
+            compiled.sg.copy(),
+            _offsets(compiled),
+            compiled.squared,
+            np.zeros(compiled.layout.size, np.int64),
+            sums.s1,
+            sums.s2,
+            sums.sl,
+            sums.sx,
+            pa,
+            pb,
+            sums.tot,
+        )
     )
 
 
 def trace(
-    compiled: Compiled, st: np.ndarray, n_rounds: int, no_hold_first: bool = False
+    compiled: Compiled,
+    key: np.ndarray,
+    n_rounds: int,
+    no_hold_first: bool = False,
+    first: int = 0,
 ) -> np.ndarray:
     """Per-round counts (one row per round) in the layout of ``compiled.layout``."""
     return _trace_rounds(
-        st,
+        key[:4].copy(),
+        first,
         n_rounds,
+        no_hold_first,
         compiled.order,
         compiled.prep,
         compiled.table.copy(),
         compiled.sg.copy(),
         _offsets(compiled),
         compiled.layout.size,
-        no_hold_first,
     )

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import tempfile
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from simkit.metrics import PROBABILITIES, Estimate, Layout, Sums, estimates
 from simkit.scenario import Scenario
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 COLUMNS = ["combatant", "metric", "mean", "se", "ci_low", "ci_high"]
 SCENARIO_ROW = ""  # the combatant column of scenario-wide metrics
@@ -39,7 +42,7 @@ class Result:
     scenario: Scenario
     rounds: int
     seed: int | list[int]
-    table: pd.DataFrame
+    rows: tuple[tuple[str, str, float, float, float, float], ...] = field(repr=False)
     elapsed_s: float
     workers: int
     layout: Layout = field(repr=False, compare=False)
@@ -55,12 +58,18 @@ class Result:
         elapsed_s: float,
         workers: int,
     ) -> Result:
-        rows = [
+        rows = tuple(
             (who, metric, e.mean, e.se, e.ci_low, e.ci_high)
             for who, metric, e in estimates(layout, sums)
-        ]
-        table = pd.DataFrame(rows, columns=COLUMNS)
-        return cls(scenario, sums.rounds, seed, table, elapsed_s, workers, layout, sums)
+        )
+        return cls(scenario, sums.rounds, seed, rows, elapsed_s, workers, layout, sums)
+
+    @cached_property
+    def table(self) -> pd.DataFrame:
+        """The tidy table (built on first use: pandas is imported only when needed)."""
+        import pandas as pd
+
+        return pd.DataFrame(list(self.rows), columns=COLUMNS)
 
     @property
     def rounds_per_s(self) -> float:
@@ -105,7 +114,7 @@ class Result:
         return out.reindex(index=names, columns=names)
 
     def summary(self) -> dict[str, Any]:
-        """The summary.json document (see DESIGN.md)."""
+        """The summary.json document: exactly the top-level keys of DESIGN.md."""
         from simkit import __version__
 
         combatants: dict[str, Any] = {}
@@ -117,17 +126,16 @@ class Result:
                 "actions_distribution": {},
             }
         scenario_metrics: dict[str, Any] = {}
-        for r in self.table.itertuples(index=False):
-            est = Estimate(r.mean, r.se, r.ci_low, r.ci_high).as_dict()
-            if r.combatant == SCENARIO_ROW:
-                scenario_metrics[r.metric] = est
-            elif r.metric.startswith("acts_before."):
-                combatants[r.combatant]["acts_before"][r.metric[len("acts_before.") :]] = est
-            elif r.metric.startswith("actions_dist."):
-                k = r.metric[len("actions_dist.") :]
-                combatants[r.combatant]["actions_distribution"][k] = est
+        for who, metric, *numbers in self.rows:
+            est = Estimate(*numbers).as_dict()
+            if who == SCENARIO_ROW:
+                scenario_metrics[metric] = est
+            elif metric.startswith("acts_before."):
+                combatants[who]["acts_before"][metric[len("acts_before.") :]] = est
+            elif metric.startswith("actions_dist."):
+                combatants[who]["actions_distribution"][metric[len("actions_dist.") :]] = est
             else:
-                combatants[r.combatant]["metrics"][r.metric] = est
+                combatants[who]["metrics"][metric] = est
         return {
             "simkit_version": __version__,
             "scenario": self.scenario.name,
@@ -139,10 +147,6 @@ class Result:
             "scenario_metrics": scenario_metrics,
             "elapsed_s": round(self.elapsed_s, 4),
             "rounds_per_s": round(self.rounds_per_s, 1),
-            "workers": self.workers,
-            "source": self.scenario.source,
-            "scenario_spec": self.scenario.to_dict(),
-            "versions": {"numpy": np.__version__, "pandas": pd.__version__},
         }
 
     def write(self, out_dir: str | Path) -> list[Path]:
@@ -151,23 +155,33 @@ class Result:
         out.mkdir(parents=True, exist_ok=True)
         files = {
             out / "summary.json": json.dumps(self.summary(), indent=2, allow_nan=False) + "\n",
-            out / "metrics.csv": self.table.to_csv(index=False, float_format="%.10g"),
+            out / "metrics.csv": self.metrics_csv(),
         }
         write_atomically(files)
         return list(files)
 
+    def metrics_csv(self) -> str:
+        """metrics.csv: the tidy table, numbers to 10 significant digits, NaN empty."""
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(COLUMNS)
+        for who, metric, *numbers in self.rows:
+            writer.writerow([who, metric, *("" if x != x else f"{x:.10g}" for x in numbers)])
+        return buf.getvalue()
+
     def format_table(self) -> str:
         """A readable per-combatant table (mean ± 95% half-width)."""
-        wide_mean = self.wide("mean")
-        wide_se = self.wide("se")
-        metrics = list(wide_mean.columns)
+        per: dict[str, dict[str, tuple[float, float]]] = {}
+        for who, metric, mean, se, _, _ in self.rows:
+            if who != SCENARIO_ROW and "." not in metric:
+                per.setdefault(who, {})[metric] = (mean, se)
+        metrics = list(dict.fromkeys(m for cells in per.values() for m in cells))
         header = ["combatant", "side", *metrics]
         lines = []
-        for name in wide_mean.index:
-            side = next(c.side for c in self.scenario.combatants if c.name == name)
-            cells = [name, side]
+        for c in self.scenario.combatants:
+            cells = [c.name, c.side]
             for m in metrics:
-                cells.append(_fmt(m, wide_mean.at[name, m], wide_se.at[name, m]))
+                cells.append(_fmt(m, *per[c.name][m]))
             lines.append(cells)
         widths = [max(len(str(x)) for x in col) for col in zip(header, *lines, strict=True)]
         text = [
@@ -176,9 +190,9 @@ class Result:
         ]
         for cells in lines:
             text.append("  ".join(str(x).ljust(w) for x, w in zip(cells, widths, strict=True)))
-        scen = self.table[self.table.combatant == SCENARIO_ROW]
-        for r in scen.itertuples(index=False):
-            text.append(f"{r.metric}: {_fmt(r.metric, r.mean, r.se)}")
+        for who, metric, mean, se, _, _ in self.rows:
+            if who == SCENARIO_ROW:
+                text.append(f"{metric}: {_fmt(metric, mean, se)}")
         text.append(
             f"{self.rounds:,} rounds, seed {self.seed}, {self.elapsed_s:.2f} s "
             f"({self.rounds_per_s:,.0f} rounds/s, {self.workers} worker"

@@ -64,6 +64,9 @@ class Params(Mapping[str, Any]):
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Params is immutable")
 
+    def __reduce__(self) -> tuple[Any, ...]:  # pickling (Dask workers) without __setattr__
+        return (Params, (self._items,))
+
 
 @dataclass(frozen=True)
 class Combatant:
@@ -235,13 +238,13 @@ def scenario_from_dict(data: Mapping[str, Any], source: str = "<scenario>") -> S
     for key, spec in SCENARIO_FIELDS.items():
         if key in head:
             values[key] = _check_value(source, f"scenario.{key}", head[key], spec)
+        elif key == "name":
+            values[key] = Path(source).stem  # an unnamed scenario is called after its file
         elif spec.default is REQUIRED:
             raise _fail(source, f"scenario.{key}", f"missing; expected {spec.describe()}")
         else:
             values[key] = spec.default
     system = values["system"]
-    if "name" not in head:
-        values["name"] = Path(source).stem
 
     rules_in = _table(source, "rules", data.get("rules", {}))
     rule_specs = SYSTEM_RULES[system]
@@ -473,9 +476,18 @@ def with_changes(
                             f"{who}.{key}",
                             f"not a field that can be changed{_suggest(key, list(allowed))}",
                         )
+                    if key in ("dexterity", "wits") and params.get(key) is None:
+                        raise _fail(
+                            scenario.source,
+                            f"{who}.{key}",
+                            f"{c.name} is given by rating, not dexterity and wits (V1); "
+                            "change rating instead",
+                        )
                     params[key] = _check_value(scenario.source, f"{who}.{key}", value, allowed[key])
-                    if key in ("dexterity", "wits") and params.get(key) is not None:
-                        params["rating"] = (params["dexterity"] or 0) + (params["wits"] or 0)
+                    if key in ("dexterity", "wits"):  # V1: the rating is their sum
+                        params["rating"] = params["dexterity"] + params["wits"]
+                    elif key == "rating" and params.get("dexterity") is not None:
+                        params["dexterity"] = params["wits"] = None  # now given by rating
         new_list.append(replace(c, params=Params(params)))
     unknown = set(changes) - matched
     if unknown:

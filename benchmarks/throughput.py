@@ -1,0 +1,111 @@
+"""Throughput and memory benchmarks of simkit, printed as a table.
+
+For each system, a 4-combatant scenario on 2 sides with default policies
+(benchmarks/scenarios/) is run through the command line, ``simkit run --workers 1``,
+in a fresh process (start-up, cached JIT load and everything included), and its
+wall time is divided by the time numpy takes, in this same script, just to roll the
+dice those rounds use (``Generator.integers(..., dtype=np.int8)``, in slices of
+10 million to keep memory bounded).  Peak memory (max RSS of the child process) of
+``simkit run`` is compared between 1 million and 100 million rounds.
+
+Usage: python benchmarks/throughput.py [--rounds 20000000] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+SCENARIOS = {
+    "readiness": (HERE / "scenarios" / "four_readiness.toml", 12, 6),
+    "vtm": (HERE / "scenarios" / "four_vtm.toml", 4, 10),
+    "perception": (HERE / "scenarios" / "four_perception.toml", 4, 10),
+}
+SLICE = 10_000_000
+
+
+def simkit_command() -> list[str]:
+    exe = Path(sys.executable).with_name("simkit")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "simkit"]
+
+
+def run_child(args: list[str]) -> float:
+    """Wall time (s) of one child process."""
+    start = time.perf_counter()
+    proc = subprocess.run(args, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"benchmark run failed: {' '.join(args)}\n{proc.stderr}")
+    return wall
+
+
+def peak_rss(args: list[str]) -> float:
+    """Peak RSS (MiB) of ``args`` run in a fresh helper process."""
+    code = (
+        "import resource, subprocess, sys\n"
+        "subprocess.run(sys.argv[1:], check=True, capture_output=True)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=True
+    )
+    return int(out.stdout.strip()) / 1024
+
+
+def numpy_dice_time(n_dice: int, sides: int) -> float:
+    rng = np.random.default_rng(0)
+    start = time.perf_counter()
+    left = n_dice
+    while left > 0:
+        k = min(SLICE, left)
+        rng.integers(1, sides + 1, size=k, dtype=np.int8)
+        left -= k
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=20_000_000)
+    parser.add_argument("--memory-rounds", type=int, default=100_000_000)
+    parser.add_argument("--systems", default="readiness,vtm,perception")
+    parser.add_argument("--skip-memory", action="store_true")
+    args = parser.parse_args()
+    cmd = simkit_command()
+    systems = [s for s in args.systems.split(",") if s]
+    print(f"simkit throughput, {args.rounds:,} rounds, --workers 1, {os.cpu_count()} cores")
+    header = f"{'system':<11} {'simkit s':>9} {'rounds/s':>12} {'numpy dice s':>13} {'ratio':>6}"
+    print(header)
+    print("-" * len(header))
+    for system in systems:
+        path, dice_per_round, sides = SCENARIOS[system]
+        if not path.exists():
+            print(f"{system:<11} (no benchmark scenario {path.name})")
+            continue
+        # warm the JIT cache so that the timed run loads compiled code, as users see it
+        run_child([*cmd, "run", str(path), "--rounds", "1000", "--workers", "1"])
+        wall = run_child([*cmd, "run", str(path), "--rounds", str(args.rounds), "--workers", "1"])
+        dice = numpy_dice_time(args.rounds * dice_per_round, sides)
+        print(
+            f"{system:<11} {wall:>9.2f} {args.rounds / wall:>12,.0f} {dice:>13.3f} "
+            f"{wall / dice:>6.1f}"
+        )
+    if args.skip_memory:
+        return
+    path = SCENARIOS["readiness"][0]
+    small = peak_rss([*cmd, "run", str(path), "--rounds", "1000000", "--workers", "1"])
+    big = peak_rss([*cmd, "run", str(path), "--rounds", str(args.memory_rounds), "--workers", "1"])
+    print()
+    print("peak memory of simkit run (readiness, --workers 1)")
+    print(f"  1,000,000 rounds: {small:8.1f} MiB")
+    print(f"  {args.memory_rounds:,} rounds: {big:8.1f} MiB  (difference {big - small:+.1f} MiB)")
+
+
+if __name__ == "__main__":
+    main()

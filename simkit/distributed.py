@@ -1,0 +1,183 @@
+"""Runs on a Dask cluster: the same chunks, streams and integer sums as a local run.
+
+``simulate(..., scheduler=...)`` (and so ``simkit.run``, ``simkit.sweep`` and the
+``--scheduler`` option) hands the run to :func:`simulate_distributed`.  The rounds are
+cut into the chunks of :func:`simkit.engine.chunk_sizes`; chunk ``k`` becomes one Dask
+task that gets the compiled scenario, the chunk's key ``chunk_state(seq, k)`` (its
+SeedSequence child) and its size, and returns the chunk's integer :class:`Sums`, never
+per-round data.  The client adds every chunk's sums exactly once, keyed by ``k``;
+integer addition makes the order irrelevant, so the result is bit-identical to a local
+run with the same seed, whatever the number of Dask workers.
+
+A worker lost mid-run loses nothing: Dask recomputes the tasks it was running or held
+the results of (the task description, not the worker, holds the chunk's key), and a
+chunk already added is never added again.  At most ``2 x`` the cluster's worker
+threads chunks are in flight at once, so client memory stays flat however long the run.
+
+``scheduler`` is a ``dask.distributed.Client``, the address of a running scheduler
+(``tcp://HOST:8786``) or ``"local"`` (a ``LocalCluster`` of one-thread worker processes
+on this machine, started and stopped with the run).  Dask is an optional dependency
+(``pip install 'simkit[dask]'``) imported only here, only when a scheduler is given.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from simkit.engine import RawRun, chunk_sizes, default_workers, system_module
+from simkit.metrics import Sums
+from simkit.random_stream import chunk_state
+from simkit.scenario import Scenario
+
+LOCAL = "local"
+INSTALL = "pip install 'simkit[dask]'"
+
+
+class SchedulerError(Exception):
+    """A scheduler that cannot be used: dask is not installed, or it cannot be reached."""
+
+
+class DaskMissingError(SchedulerError, ImportError):
+    """``dask.distributed`` is not installed."""
+
+
+def import_distributed() -> ModuleType:
+    """The ``distributed`` package, or DaskMissingError saying how to install it."""
+    try:
+        import distributed
+    except ImportError:
+        raise DaskMissingError(
+            f"dask.distributed is not installed; install it with: {INSTALL}"
+        ) from None
+    return distributed
+
+
+@contextlib.contextmanager
+def connect(scheduler: Any, workers: int | None = None) -> Iterator[Any]:
+    """A ``dask.distributed.Client`` for ``scheduler`` (``None`` gives ``None``).
+
+    A Client is used as it is and left open; an address is connected to and the
+    connection closed at the end; ``"local"`` starts a LocalCluster of ``workers``
+    (default: all cores) one-thread worker processes and stops it at the end.
+    """
+    if scheduler is None:
+        yield None
+        return
+    distributed = import_distributed()
+    if isinstance(scheduler, distributed.Client):
+        yield scheduler
+        return
+    if not isinstance(scheduler, str) or not scheduler.strip():
+        raise SchedulerError(
+            f"scheduler must be a dask.distributed.Client, an address such as "
+            f"tcp://HOST:8786 or 'local', got {scheduler!r}"
+        )
+    address = scheduler.strip()
+    with contextlib.ExitStack() as stack:
+        if address == LOCAL:
+            cluster = stack.enter_context(
+                distributed.LocalCluster(
+                    n_workers=workers or default_workers(),
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=":0",
+                )
+            )
+            address = cluster.scheduler_address
+        try:
+            client = distributed.Client(address, set_as_default=False)
+        except (OSError, TimeoutError, ValueError, TypeError) as exc:
+            raise SchedulerError(f"cannot connect to scheduler {scheduler!r}: {exc}") from None
+        stack.enter_context(client)
+        yield client
+
+
+def play_chunk(system: str, compiled: Any, key: np.ndarray, size: int) -> Sums:
+    """One task: play ``size`` rounds of the chunk with key ``key``; its running sums."""
+    module = system_module(system)
+    sums = compiled.layout.new_sums()
+    module.run_chunk(compiled, key, size, sums)
+    return sums
+
+
+def simulate_distributed(
+    scenario: Scenario,
+    rounds: int,
+    seq: np.random.SeedSequence,
+    scheduler: Any,
+    *,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> RawRun:
+    """Play ``rounds`` rounds of ``scenario`` on a Dask cluster; merged sums as a RawRun.
+
+    ``workers`` is the number of worker processes of a ``"local"`` cluster and is
+    otherwise unused (the cluster decides).  ``progress`` is called with the rounds of
+    each chunk as it is added.
+    """
+    with connect(scheduler, workers) as client:
+        return _simulate_on(client, scenario, rounds, seq, progress)
+
+
+def _threads(client: Any) -> int:
+    return max(1, sum(client.nthreads().values()))
+
+
+def _simulate_on(
+    client: Any,
+    scenario: Scenario,
+    rounds: int,
+    seq: np.random.SeedSequence,
+    progress: Callable[[int], None] | None,
+) -> RawRun:
+    distributed = import_distributed()
+    module = system_module(scenario.system)
+    compiled = module.compile_scenario(scenario)
+    sizes = chunk_sizes(rounds)
+    total = compiled.layout.new_sums()
+    added = [False] * len(sizes)
+    run_id = uuid.uuid4().hex
+    threads = _threads(client)
+    start = time.perf_counter()
+
+    pending: dict[Any, int] = {}  # future -> chunk index
+    completed = distributed.as_completed(loop=client.loop)
+    next_k = 0
+    try:
+        while next_k < len(sizes) or pending:
+            limit = 2 * _threads(client)  # re-read: workers may come and go
+            while next_k < len(sizes) and len(pending) < limit:
+                future = client.submit(
+                    play_chunk,
+                    scenario.system,
+                    compiled,
+                    chunk_state(seq, next_k),
+                    sizes[next_k],
+                    key=f"simkit-chunk-{run_id}-{next_k}",
+                )
+                pending[future] = next_k
+                completed.add(future)
+                next_k += 1
+            future = next(completed)
+            k = pending.pop(future)
+            sums = future.result()  # lost data is recomputed by Dask before this returns
+            future.release()
+            if added[k]:  # cannot happen: each chunk's future is yielded once
+                raise RuntimeError(f"chunk {k} finished twice")
+            added[k] = True
+            total.add(sums)
+            if progress:
+                progress(sizes[k])
+    finally:
+        if pending:
+            client.cancel(list(pending))
+    if not all(added) or total.rounds != rounds:
+        raise RuntimeError(f"distributed run added {total.rounds} rounds, expected {rounds}")
+    return RawRun(compiled.layout, total, time.perf_counter() - start, threads)

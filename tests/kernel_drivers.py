@@ -1,0 +1,77 @@
+"""Small numba drivers that expose what the kernels' ``trace`` does not: the stream
+state each round leaves behind.
+
+Each plays the kernel's own round function on the per-round streams exactly like the
+kernel's ``_trace_rounds`` loop (``round_start(st, key, first + r)``, then one round)
+and records the six stream words after every round, so a test can check that the
+plain-Python twin consumed exactly the draws the kernel did, round by round.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from simkit import perception, readiness
+from simkit.random_stream import STATE_WORDS, round_start
+
+
+@njit(cache=True)
+def _readiness_states(key, first, n_rounds, no_hold, order, prep, cb, sg):
+    out = np.zeros((n_rounds, STATE_WORDS), np.uint64)
+    st = np.zeros(STATE_WORDS, np.uint64)
+    for r in range(n_rounds):
+        round_start(st, key, first + r)
+        no_hold = readiness._play(st, no_hold, order, prep, cb, sg)
+        out[r] = st
+    return out
+
+
+def readiness_round_states(
+    compiled: readiness.Compiled,
+    key: np.ndarray,
+    n_rounds: int,
+    no_hold_first: bool = False,
+    first: int = 0,
+) -> np.ndarray:
+    """Row ``r``: the stream state round ``first + r`` of the readiness kernel leaves."""
+    return _readiness_states(
+        key[:4].copy(),
+        first,
+        n_rounds,
+        no_hold_first,
+        compiled.order,
+        compiled.prep,
+        compiled.table.copy(),
+        compiled.sg.copy(),
+    )
+
+
+@njit(cache=True)
+def _perception_states(key, first, n_rounds, mode, tie, within, cb, sd, sg):
+    out = np.zeros((n_rounds, STATE_WORDS), np.uint64)
+    st = np.zeros(STATE_WORDS, np.uint64)
+    n = cb.shape[0]
+    ns = sd.shape[0]
+    for r in range(n_rounds):
+        round_start(st, key, first + r)
+        perception._play(st, mode, tie, within, cb, sd, sg, n, ns, 2 * n + ns)
+        out[r] = st
+    return out
+
+
+def perception_round_states(
+    compiled: perception.Compiled, key: np.ndarray, n_rounds: int, first: int = 0
+) -> np.ndarray:
+    """Row ``r``: the stream state round ``first + r`` of the perception kernel leaves."""
+    return _perception_states(
+        key[:4].copy(),
+        first,
+        n_rounds,
+        compiled.mode,
+        compiled.tie,
+        compiled.within,
+        compiled.table.copy(),
+        compiled.sides.copy(),
+        compiled.sg.copy(),
+    )

@@ -1,0 +1,372 @@
+"""The numba stream (simkit/random_stream.py) against its plain-Python port (naive_rng.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from naive_rng import (
+    GOLDEN,
+    M64,
+    NaiveStream,
+    key_for_round_words,
+    round_words,
+    splitmix64_mix,
+    splitmix64_unmix,
+)
+from numba import njit
+
+from simkit.random_stream import (
+    STATE_WORDS,
+    below,
+    chance,
+    chance_threshold,
+    chunk_state,
+    next_u64,
+    roll,
+    round_start,
+)
+
+ROLL, BELOW, CHANCE = 0, 1, 2
+
+
+@njit(cache=False)
+def _drive(st, kinds, params, out):
+    """Play a scripted sequence of draws on the numba stream; record every result."""
+    for k in range(kinds.size):
+        if kinds[k] == 0:
+            out[k] = roll(st, params[k])
+        elif kinds[k] == 1:
+            out[k] = below(st, params[k])
+        else:
+            out[k] = 1 if chance(st, params[k]) else 0
+
+
+@njit(cache=False)
+def _rolls(st, sides, n, out):
+    for k in range(n):
+        out[k] = roll(st, sides)
+
+
+@njit(cache=False)
+def _u64s(st, n, out):
+    for k in range(n):
+        out[k] = next_u64(st)
+
+
+def _naive_drive(ns: NaiveStream, kinds: np.ndarray, params: np.ndarray) -> list[int]:
+    out = []
+    for kind, p in zip(kinds.tolist(), params.tolist(), strict=True):
+        if kind == ROLL:
+            out.append(ns.roll(p))
+        elif kind == BELOW:
+            out.append(ns.below(p))
+        else:
+            out.append(int(ns.chance(p)))
+    return out
+
+
+def chi2_sf(x: float, df: int) -> float:
+    """Survival function of the chi-square distribution with integer ``df`` (closed form)."""
+    h = x / 2.0
+    if df % 2 == 0:
+        term, total = 1.0, 1.0
+        for j in range(1, df // 2):
+            term *= h / j
+            total += term
+        return math.exp(-h) * total
+    total = math.erfc(math.sqrt(h))
+    term = math.sqrt(h) / math.gamma(1.5)  # h^(j - 1/2) / Gamma(j + 1/2), j = 1
+    for j in range(1, (df - 1) // 2 + 1):
+        if j > 1:
+            term *= h / (j - 0.5)
+        total += math.exp(-h) * term
+    return total
+
+
+def chi2_critical(df: int, alpha: float) -> float:
+    """The x with chi2_sf(x, df) == alpha (bisection)."""
+    lo, hi = 0.0, 1000.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if chi2_sf(mid, df) > alpha:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def test_chi2_helper_matches_tables():
+    # textbook critical values at alpha = 0.05
+    assert chi2_critical(1, 0.05) == pytest.approx(3.8415, abs=1e-3)
+    assert chi2_critical(2, 0.05) == pytest.approx(5.9915, abs=1e-3)
+    assert chi2_critical(5, 0.05) == pytest.approx(11.0705, abs=1e-3)
+    assert chi2_critical(10, 0.05) == pytest.approx(18.307, abs=1e-3)
+
+
+def test_known_first_output():
+    # xoshiro256** reference: state (1, 2, 3, 4) gives rotl(2 * 5, 7) * 9 = 11520 first
+    st = np.array([1, 2, 3, 4, 0, 0], dtype=np.uint64)
+    assert int(next_u64(st)) == 11520
+    ns = NaiveStream([1, 2, 3, 4, 0, 0])
+    assert ns.next_u64() == 11520
+    # the next outputs of the reference C implementation from the same state
+    assert [int(next_u64(st)) for _ in range(3)] == [0, 1509978240, 1215971899390074240]
+    assert [ns.next_u64() for _ in range(3)] == [0, 1509978240, 1215971899390074240]
+    assert ns.state() == [int(w) for w in st]
+
+
+def test_port_matches_raw_outputs():
+    st = chunk_state(np.random.SeedSequence(12345), 3)
+    ns = NaiveStream(int(w) for w in st)
+    out = np.zeros(5000, np.uint64)
+    _u64s(st, out.size, out)
+    assert [int(x) for x in out] == [ns.next_u64() for _ in range(out.size)]
+    assert ns.state() == [int(w) for w in st]
+
+
+def _mixed_script(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    kinds = rng.integers(0, 3, n).astype(np.int64)
+    params = np.zeros(n, np.int64)
+    sides = np.array([2, 3, 4, 5, 6, 7, 8, 10, 12, 20, 100, 256])
+    big = np.array([257, 1000, 10**6, 2**32 + 1, 3 * 2**61, 2**63 - 1], dtype=np.int64)
+    thresholds = np.array(
+        [0, 1, chance_threshold(0.25), chance_threshold(0.5), chance_threshold(0.999), 2**53],
+        dtype=np.int64,
+    )
+    for k in range(n):
+        if kinds[k] == ROLL:
+            params[k] = rng.choice(sides)
+        elif kinds[k] == BELOW:
+            params[k] = rng.integers(1, 300) if rng.random() < 0.8 else rng.choice(big)
+        else:
+            params[k] = rng.choice(thresholds)
+    return kinds, params
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2026])
+def test_numba_and_port_agree_on_mixed_draws(seed):
+    rng = np.random.default_rng(seed)
+    kinds, params = _mixed_script(rng, 10_000)
+    st = chunk_state(np.random.SeedSequence(seed), 0)
+    ns = NaiveStream(int(w) for w in st)
+    out = np.zeros(kinds.size, np.int64)
+    _drive(st, kinds, params, out)
+    expected = _naive_drive(ns, kinds, params)
+    bad = [k for k in range(kinds.size) if out[k] != expected[k]]
+    assert not bad, (
+        f"first mismatch at draw {bad[0]}: kind {kinds[bad[0]]} param {params[bad[0]]}: "
+        f"numba {out[bad[0]]} port {expected[bad[0]]}"
+    )
+    # the same number of bytes and outputs was consumed
+    assert ns.state() == [int(w) for w in st]
+
+
+def test_chunk_state_layout():
+    st = chunk_state(np.random.SeedSequence(7), 0)
+    assert st.dtype == np.uint64 and st.shape == (STATE_WORDS,)
+    assert st[4] == 0 and st[5] == 0  # empty byte buffer
+    assert st[:4].any()
+    # chunks are distinct streams
+    assert not np.array_equal(st, chunk_state(np.random.SeedSequence(7), 1))
+
+
+def test_roll_d6_is_uniform():
+    n = 600_000
+    st = chunk_state(np.random.SeedSequence(99), 0)
+    out = np.zeros(n, np.int64)
+    _rolls(st, 6, n, out)
+    assert out.min() == 1 and out.max() == 6
+    counts = np.bincount(out, minlength=7)[1:]
+    expected = n / 6
+    stat = float(((counts - expected) ** 2 / expected).sum())
+    # the critical value of chi-square with 5 degrees of freedom at alpha = 1e-6
+    critical = chi2_critical(5, 1e-6)
+    assert critical == pytest.approx(35.89, abs=0.05)
+    assert stat < critical, (stat, counts)
+
+
+@pytest.mark.parametrize("sides", [2, 3, 6, 10, 20, 100])
+def test_roll_in_range_and_port(sides):
+    st = chunk_state(np.random.SeedSequence(sides), 0)
+    ns = NaiveStream(int(w) for w in st)
+    out = np.zeros(3000, np.int64)
+    _rolls(st, sides, out.size, out)
+    assert out.min() == 1 and out.max() == sides
+    assert out.tolist() == [ns.roll(sides) for _ in range(out.size)]
+
+
+def test_below_one_draws_nothing():
+    st = chunk_state(np.random.SeedSequence(5), 0)
+    before = st.copy()
+    for _ in range(10):
+        assert below(st, 1) == 0
+    assert np.array_equal(st, before)
+    ns = NaiveStream(int(w) for w in before)
+    assert ns.below(1) == 0
+    assert ns.state() == [int(w) for w in before]
+
+
+def test_below_in_range_up_to_1000():
+    st = chunk_state(np.random.SeedSequence(11), 0)
+    ns = NaiveStream(int(w) for w in st)
+    for n in range(1, 1001):
+        for _ in range(5):
+            x = below(st, n)
+            assert 0 <= x < n
+            assert ns.below(n) == x
+    assert ns.state() == [int(w) for w in st]
+
+
+def test_chance_extremes():
+    st = chunk_state(np.random.SeedSequence(3), 0)
+    assert not any(chance(st, 0) for _ in range(100))
+    assert all(chance(st, 2**53) for _ in range(100))
+    n = 200_000
+    hits = sum(chance(st, chance_threshold(0.3)) for _ in range(n))
+    assert abs(hits / n - 0.3) < 5 * math.sqrt(0.3 * 0.7 / n)
+
+
+# ------------------------------------------------------------------ per-round streams
+@njit(cache=False)
+def _round_words(key, rounds, out):
+    """``round_start`` for every round in ``rounds``: one row of six words each."""
+    st = np.zeros(STATE_WORDS, np.uint64)
+    for k in range(rounds.size):
+        st[4] = np.uint64(123)  # a dirty byte buffer: round_start must empty it
+        st[5] = np.uint64(5)
+        round_start(st, key, rounds[k])
+        for j in range(STATE_WORDS):
+            out[k, j] = st[j]
+
+
+@njit(cache=False)
+def _round_rolls(key, first, n_rounds, per_round, out):
+    """``per_round`` d6 from each round's stream, rounds ``first ..``."""
+    st = np.zeros(STATE_WORDS, np.uint64)
+    for r in range(n_rounds):
+        round_start(st, key, first + r)
+        for k in range(per_round):
+            out[r, k] = roll(st, 6)
+
+
+def test_splitmix64_reference_values():
+    # splitmix64 seeded with 1234567: the first output of the reference generator
+    # (state += GOLDEN, then the mix) is 6457827717110365317
+    assert splitmix64_mix(1234567 + GOLDEN) == 6457827717110365317
+    assert splitmix64_mix(0) == 0
+    rng = np.random.default_rng(4)
+    for z in [0, 1, M64, GOLDEN, *(int(x) for x in rng.integers(0, 2**63, 200, np.uint64))]:
+        assert splitmix64_unmix(splitmix64_mix(z)) == z
+        assert splitmix64_mix(splitmix64_unmix(z)) == z
+
+
+def _keys() -> list[np.ndarray]:
+    keys = [
+        chunk_state(np.random.SeedSequence(s), k)[:4].copy() for s in (0, 1, 2026) for k in (0, 7)
+    ]
+    keys.append(np.zeros(4, np.uint64))
+    keys.append(np.full(4, M64, np.uint64))
+    keys.append(np.array([1, 2, 3, 4], np.uint64))
+    return keys
+
+
+ROUNDS_TO_CHECK = np.array(
+    [0, 1, 2, 3, 255, 256, 4095, 4096, 262_143, 262_144, 10**9, 2**31 - 1, 2**40 + 3, 2**62],
+    dtype=np.int64,
+)
+
+
+@pytest.mark.parametrize("key_index", range(9))
+def test_round_start_matches_port(key_index):
+    key = _keys()[key_index]
+    rounds = np.concatenate([ROUNDS_TO_CHECK, np.arange(4, 200, dtype=np.int64)])
+    out = np.zeros((rounds.size, STATE_WORDS), np.uint64)
+    _round_words(key, rounds, out)
+    key_words = [int(w) for w in key]
+    for k, r in enumerate(rounds.tolist()):
+        want = round_words(key_words, r)
+        assert [int(w) for w in out[k]] == want, f"round {r}"
+        assert want[4:] == [0, 0]  # an empty byte buffer
+        assert NaiveStream.for_round(key_words, r).state() == want
+    # the round_start words are the formula's, written out once more by hand
+    r = 5
+    row = rounds.tolist().index(r)
+    step = ((r + 1) * 0x9E3779B97F4A7C15) % 2**64
+    z = (key_words[0] + step) % 2**64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % 2**64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % 2**64
+    assert int(out[row, 0]) == round_words(key_words, r)[0] == z ^ (z >> 31)
+
+
+def test_round_start_accepts_the_full_chunk_state():
+    """The engine passes all six words of ``chunk_state``; only the first four count."""
+    st = chunk_state(np.random.SeedSequence(31), 2)
+    st[4], st[5] = 77, 3
+    out6 = np.zeros((ROUNDS_TO_CHECK.size, STATE_WORDS), np.uint64)
+    out4 = np.zeros_like(out6)
+    _round_words(st, ROUNDS_TO_CHECK, out6)
+    _round_words(st[:4].copy(), ROUNDS_TO_CHECK, out4)
+    assert np.array_equal(out6, out4)
+
+
+def test_round_streams_differ():
+    key = chunk_state(np.random.SeedSequence(8), 0)[:4].copy()
+    rounds = np.arange(0, 5000, dtype=np.int64)
+    out = np.zeros((rounds.size, STATE_WORDS), np.uint64)
+    _round_words(key, rounds, out)
+    starts = {tuple(int(w) for w in row[:4]) for row in out}
+    assert len(starts) == rounds.size  # every round its own start
+    assert not any(all(w == 0 for w in s) for s in starts)
+    # and its own draws: consecutive rounds' first outputs differ, and their dice are
+    # not one stream shifted (the rolls of round r + 1 are not the tail of round r's)
+    rolls = np.zeros((400, 32), np.int64)
+    _round_rolls(key, 0, 400, 32, rolls)
+    same = sum(np.array_equal(rolls[r], rolls[r + 1]) for r in range(399))
+    assert same == 0
+    shifted = sum(
+        np.array_equal(rolls[r, s:], rolls[r + 1, : 32 - s])
+        for r in range(399)
+        for s in range(1, 16)
+    )
+    assert shifted == 0
+    # the rounds' dice, taken together, are fair d6 (chi-square, 5 degrees of freedom)
+    counts = np.bincount(rolls.ravel(), minlength=7)[1:]
+    expected = rolls.size / 6
+    assert float(((counts - expected) ** 2 / expected).sum()) < chi2_critical(5, 1e-6)
+
+
+def test_round_rolls_match_port_and_first_offset():
+    """The numba draws of each round equal the port's ``for_round`` stream, from any first."""
+    key = chunk_state(np.random.SeedSequence(2027), 3)
+    key_words = [int(w) for w in key[:4]]
+    rolls = np.zeros((300, 12), np.int64)
+    _round_rolls(key, 0, 300, 12, rolls)
+    for r in range(300):
+        ns = NaiveStream.for_round(key_words, r)
+        assert rolls[r].tolist() == [ns.roll(6) for _ in range(12)], f"round {r}"
+    # rounds 100 .. 299 played from first = 100 are the same rounds
+    later = np.zeros((200, 12), np.int64)
+    _round_rolls(key, 100, 200, 12, later)
+    assert np.array_equal(later, rolls[100:])
+
+
+def test_different_chunks_give_different_rounds():
+    a = chunk_state(np.random.SeedSequence(5), 0)
+    b = chunk_state(np.random.SeedSequence(5), 1)
+    ra, rb = np.zeros((50, 8), np.int64), np.zeros((50, 8), np.int64)
+    _round_rolls(a, 0, 50, 8, ra)
+    _round_rolls(b, 0, 50, 8, rb)
+    assert sum(np.array_equal(ra[r], rb[r]) for r in range(50)) == 0
+
+
+def test_key_for_round_words_inverts_round_words():
+    rng = np.random.default_rng(17)
+    for r in (0, 1, 99, 2**40):
+        words = [int(w) for w in rng.integers(0, 2**63, 4, np.uint64)]
+        key = key_for_round_words(words, r)
+        assert round_words(key, r) == [*words, 0, 0]
+        out = np.zeros((1, STATE_WORDS), np.uint64)
+        _round_words(np.array(key, np.uint64), np.array([r], np.int64), out)
+        assert [int(w) for w in out[0]] == [*words, 0, 0]
