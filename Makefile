@@ -15,7 +15,7 @@ REPORT_ROUNDS ?= 1000000
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,notebooks]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,notebooks,dask]'
 	touch $(STAMP)
 
 install: $(STAMP)

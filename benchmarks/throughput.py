@@ -8,7 +8,11 @@ dice those rounds use (``Generator.integers(..., dtype=np.int8)``, in slices of
 10 million to keep memory bounded).  Peak memory (max RSS of the child process) of
 ``simkit run`` is compared between 1 million and 100 million rounds.
 
-Usage: python benchmarks/throughput.py [--rounds 20000000] [--quick]
+With ``--dask`` it measures instead the speed-up of a local Dask cluster of 2 one-thread
+worker processes (``--scheduler local``) over one local worker thread, on the same rounds
+of the readiness scenario (cluster start-up and JIT loading excluded from both times).
+
+Usage: python benchmarks/throughput.py [--rounds 20000000] [--quick] [--dask]
 """
 
 from __future__ import annotations
@@ -78,13 +82,62 @@ def numpy_dice_time(n_dice: int, sides: int, one_call: bool = False) -> tuple[fl
     return time.perf_counter() - start, time.process_time() - cpu
 
 
+def dask_speedup(rounds: int, n_workers: int = 2) -> None:
+    """Time ``rounds`` rounds on one local worker and on a local Dask cluster."""
+    from distributed import Client, LocalCluster
+
+    from simkit import engine
+    from simkit.scenario import load_scenario
+
+    scenario = load_scenario(SCENARIOS["readiness"][0])
+    seq = np.random.SeedSequence(1)
+    engine.simulate(scenario, 1000, seq, workers=1)  # compile or load the kernels once
+    start = time.perf_counter()
+    local = engine.simulate(scenario, rounds, seq, workers=1)
+    one = time.perf_counter() - start
+
+    start = time.perf_counter()
+    with (
+        LocalCluster(
+            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        Client(cluster, set_as_default=False) as client,
+    ):
+        client.run(engine.simulate, scenario, 1000, seq, 1)  # load the kernels on every worker
+        ready = time.perf_counter() - start
+        start = time.perf_counter()
+        remote = engine.simulate(scenario, rounds, seq, scheduler=client)
+        many = time.perf_counter() - start
+    same = all(
+        np.array_equal(getattr(local.sums, f), getattr(remote.sums, f))
+        for f in ("s1", "s2", "sl", "sx", "tot")
+    )
+    chunks = len(engine.chunk_sizes(rounds))
+    print(f"Dask speed-up, readiness, {rounds:,} rounds ({chunks} chunks), {os.cpu_count()} cores")
+    print(f"  1 local worker thread:        {one:8.2f} s  ({rounds / one:,.0f} rounds/s)")
+    print(
+        f"  {n_workers}-worker local Dask cluster: {many:8.2f} s  ({rounds / many:,.0f} rounds/s; "
+        f"start-up {ready:.1f} s not included)"
+    )
+    print(f"  speed-up: {one / many:.2f}x; sums bit-identical: {'yes' if same else 'NO'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20_000_000)
     parser.add_argument("--memory-rounds", type=int, default=100_000_000)
     parser.add_argument("--systems", default="readiness,vtm,perception")
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument(
+        "--dask",
+        action="store_true",
+        help="only measure a 2-worker local Dask cluster against one local worker",
+    )
+    parser.add_argument("--dask-rounds", type=int, default=16 * 262_144)
     args = parser.parse_args()
+    if args.dask:
+        dask_speedup(args.dask_rounds)
+        return
     cmd = simkit_command()
     systems = [s for s in args.systems.split(",") if s]
     print(f"simkit throughput, {args.rounds:,} rounds, --workers 1, {os.cpu_count()} cores")

@@ -38,6 +38,7 @@ from simkit.scenario import Scenario
 
 LOCAL = "local"
 INSTALL = "pip install 'simkit[dask]'"
+LIMIT_REFRESH_S = 1.0  # how often the number of worker threads is asked again
 
 
 class SchedulerError(Exception):
@@ -145,14 +146,16 @@ def _simulate_on(
     added = [False] * len(sizes)
     run_id = uuid.uuid4().hex
     threads = _threads(client)
-    start = time.perf_counter()
+    start = checked = time.perf_counter()
+    limit = 2 * threads
 
     pending: dict[Any, int] = {}  # future -> chunk index
     completed = distributed.as_completed(loop=client.loop)
     next_k = 0
     try:
         while next_k < len(sizes) or pending:
-            limit = 2 * _threads(client)  # re-read: workers may come and go
+            if time.perf_counter() - checked > LIMIT_REFRESH_S:  # workers come and go
+                limit, checked = 2 * _threads(client), time.perf_counter()
             while next_k < len(sizes) and len(pending) < limit:
                 future = client.submit(
                     play_chunk,
