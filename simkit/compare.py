@@ -36,9 +36,9 @@ from threading import Lock
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from simkit.api import validate
+from simkit.deferred import pandas as pd
 from simkit.engine import RawRun, RngLike, seed_sequence, simulate, system_module
 from simkit.metrics import PROBABILITIES, Z95, Layout
 from simkit.result import Result, write_atomically

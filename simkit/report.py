@@ -29,9 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from simkit.api import run
+from simkit.deferred import pandas as pd
 from simkit.engine import RngLike, seed_sequence
 from simkit.metrics import PROBABILITIES, Z95, Estimate
 from simkit.result import SCENARIO_ROW, Result

@@ -31,9 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from simkit.api import run, validate
+from simkit.deferred import pandas as pd
 from simkit.distributed import connect
 from simkit.engine import RngLike, seed_sequence
 from simkit.metrics import PROBABILITIES, Z95
