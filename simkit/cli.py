@@ -15,7 +15,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from simkit.api import run, validate
 from simkit.distributed import SchedulerError
@@ -223,6 +223,20 @@ def _error(message: str, prefix: str = f"{PROG}: error: ") -> None:
     print(prefix + line, file=sys.stderr, flush=True)
 
 
+def _print_and_write(result: Any, out: Path | None) -> int:
+    """Write a result's files into ``out`` (if given), then print its table."""
+    files: list[Path] = []
+    if out is not None:
+        try:
+            files = result.write(out)
+        except OSError as exc:
+            raise CliError(f"--out: cannot write to '{out}': {exc.strerror or exc}") from None
+    print(result.format_table(), flush=True)
+    if files:
+        print("wrote " + ", ".join(str(f) for f in files), file=sys.stderr)
+    return 0
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
@@ -237,16 +251,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             progress=bar,
             scheduler=args.scheduler,
         )
-    files: list[Path] = []
-    if out is not None:
-        try:
-            files = result.write(out)
-        except OSError as exc:
-            raise CliError(f"--out: cannot write to '{out}': {exc.strerror or exc}") from None
-    print(result.format_table(), flush=True)
-    if files:
-        print("wrote " + " and ".join(str(f) for f in files), file=sys.stderr)
-    return 0
+    return _print_and_write(result, out)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -343,16 +348,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             progress=bar,
             scheduler=args.scheduler,
         )
-    files: list[Path] = []
-    if out is not None:
-        try:
-            files = result.write(out)
-        except OSError as exc:
-            raise CliError(f"--out: cannot write to '{out}': {exc.strerror or exc}") from None
-    print(result.format_table(), flush=True)
-    if files:
-        print("wrote " + ", ".join(str(f) for f in files), file=sys.stderr)
-    return 0
+    return _print_and_write(result, out)
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
