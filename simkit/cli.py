@@ -68,6 +68,19 @@ _SCHEDULER_HELP = (
 )
 
 
+def _workers(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--workers", type=_positive, metavar="K", help="worker threads (default: all cores)"
+    )
+
+
+def _seed_and_workers(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--seed", type=_non_negative, metavar="S", help="random seed (default: the scenario's)"
+    )
+    _workers(p)
+
+
 def build_parser() -> _Parser:
     """The argument parser of every subcommand."""
     parser = _Parser(
@@ -85,12 +98,7 @@ def build_parser() -> _Parser:
     p.add_argument(
         "--rounds", type=_positive, metavar="N", help="rounds to play (default: the scenario's)"
     )
-    p.add_argument(
-        "--seed", type=_non_negative, metavar="S", help="random seed (default: the scenario's)"
-    )
-    p.add_argument(
-        "--workers", type=_positive, metavar="K", help="worker threads (default: all cores)"
-    )
+    _seed_and_workers(p)
     p.add_argument("--out", metavar="DIR", help="also write DIR/summary.json and DIR/metrics.csv")
     p.add_argument("--scheduler", metavar="ADDRESS", help=_SCHEDULER_HELP)
     p.set_defaults(handler=_cmd_run)
@@ -123,12 +131,7 @@ def build_parser() -> _Parser:
         metavar="N",
         help="rounds per grid point (default: the [sweep] table's, else the scenario's)",
     )
-    p.add_argument(
-        "--seed", type=_non_negative, metavar="S", help="random seed (default: the scenario's)"
-    )
-    p.add_argument(
-        "--workers", type=_positive, metavar="K", help="worker threads (default: all cores)"
-    )
+    _seed_and_workers(p)
     p.add_argument("--out", metavar="DIR", help="also write DIR/sweep.csv and plots (PNG)")
     p.add_argument("--scheduler", metavar="ADDRESS", help=_SCHEDULER_HELP)
     p.set_defaults(handler=_cmd_sweep)
@@ -172,12 +175,7 @@ def build_parser() -> _Parser:
     p.add_argument(
         "--rounds", type=_positive, metavar="N", help="rounds per run (default: the scenario's)"
     )
-    p.add_argument(
-        "--seed", type=_non_negative, metavar="S", help="random seed (default: the scenario's)"
-    )
-    p.add_argument(
-        "--workers", type=_positive, metavar="K", help="worker threads (default: all cores)"
-    )
+    _seed_and_workers(p)
     p.add_argument("--out", metavar="DIR", required=True, help="directory to write the report to")
     p.set_defaults(handler=_cmd_report)
 
@@ -187,9 +185,7 @@ def build_parser() -> _Parser:
         description="Measure rounds per second of each initiative system on this machine.",
     )
     p.add_argument("--rounds", type=_positive, metavar="N", help="rounds per measurement")
-    p.add_argument(
-        "--workers", type=_positive, metavar="K", help="worker threads (default: all cores)"
-    )
+    _workers(p)
     p.set_defaults(handler=_cmd_bench)
     parser.commands = tuple(sub.choices)
     return parser
