@@ -62,12 +62,17 @@ W_POOL, W_KEY, W_RANK, W_HSTATE, W_ATTACKED, W_FIRST, W_ACTS, W_DEFS = range(10,
 W_HASTY, W_SCALE, W_ABBA, W_PEND = range(18, 22)
 C_GUARDED = 22  # 1 if an ally has guard = true (R7.2 worth looking at)
 N_COLS = 23
-# A pool of dice is one integer: the count of dice showing face f in bits
-# 5(f-1) .. 5f-1 (readiness <= 20 < 32).  Face 6 is the most significant field, so
+# A pool of dice is one integer: the count of dice showing face f in the byte at
+# bits 8(f-1) .. 8f-1 (readiness <= 20 < 256; bytes keep the field arithmetic to
+# shifts).  Face 6 is the most significant field, so
 # comparing two pools as integers compares them die by die from the highest, with
 # "a die beats no die" -- exactly T2 of R3 (see the module docstring).
-FIELD = 5
-FIELD_MASK = 31
+FIELD = 8
+FIELD_MASK = 255
+# R3 key: (v << KEY_V) | (count of v << KEY_COUNT) | (T2 rank << 8) | low byte (0, or
+# the combatant's index where keys cannot tie); MAX_COMBATANTS <= 255.
+KEY_V = 24
+KEY_COUNT = 16
 # The int64 vector ``sg``: round scalars, per-side counts, then the target lists.
 G_STEP, G_HOLDING, G_PENDING = range(3)  # G_STEP: actions taken so far this round
 G_TARGETS = 4
@@ -172,27 +177,29 @@ _JIT = {"cache": True, "nogil": True}
 @njit(**_JIT, inline="always")
 def _key(cb, i):
     """R3 key of i: (highest unspent die v, T1 count of unspent v, T2 rank), or -1."""
-    pool = cb[i, W_POOL]
-    if pool == 0:
-        return -1
+    return _pool_key(cb[i, W_POOL], cb[i, W_RANK])
+
+
+@njit(**_JIT, inline="always")
+def _pool_key(pool, rank):
+    """R3 key of a pool with T2 rank ``rank``; -1 for an empty pool."""
     v = _top(pool)
-    count = (pool >> (FIELD * (v - 1))) & FIELD_MASK
-    return (v << 20) | (count << 12) | cb[i, W_RANK]
+    # no branch: an empty pool has v = 0 and shifts by 0 (its count is unused)
+    count = (pool >> max(FIELD * (v - 1), 0)) & FIELD_MASK
+    key = (v << KEY_V) | (count << KEY_COUNT) | rank
+    return key if pool != 0 else -1
 
 
 @njit(**_JIT, inline="always")
 def _top(pool):
     """Highest face in a pool (0 for an empty pool): the field of its highest set bit."""
-    return (68 - leading_zeros(pool)) // FIELD
+    return (71 - leading_zeros(pool)) >> 3  # (63 - lz) // FIELD + 1; 7 >> 3 = 0 when empty
 
 
 @njit(**_JIT, inline="always")
 def _count(pool):
     """Number of dice in a pool."""
-    total = 0
-    for f in range(6):
-        total += (pool >> (FIELD * f)) & FIELD_MASK
-    return total
+    return (pool * 0x0101010101010101) >> 56  # the sum of the six byte fields (each <= 20)
 
 
 @njit(**_JIT)
@@ -283,7 +290,7 @@ def _defend(cb, sg, t, a, by_holder, holds):
     d = _top(pool)
     # R7.1 the target itself, if its highest die d >= a (or the attacker held)
     normal = has & (policy != 1) & (by_holder | (d >= a))  # bitwise: no branches
-    if not normal and cb[t, C_GUARDED]:
+    if cb[t, C_GUARDED] and not normal:  # the predictable test first
         # R7.2 the first guarding ally in scenario order with highest die g >= a
         s = cb[t, C_SIDE]
         for j in range(cb.shape[0]):
@@ -301,9 +308,17 @@ def _defend(cb, sg, t, a, by_holder, holds):
         & (not by_holder)
         & ((policy == 0) | ((policy == DEFEND_HASTY_UP_TO) & (scale <= cb[t, C_DEFEND_N])))
     )
-    if normal | hasty:  # one branch: the same spend either way
-        _spend(cb, sg, t, holds)
-        cb[t, W_DEFS] += 1
+    if holds:
+        if normal | hasty:
+            _spend(cb, sg, t, holds)
+            cb[t, W_DEFS] += 1
+            cb[t, W_HASTY] += hasty
+            cb[t, W_SCALE] += scale if hasty else 0
+    else:  # no branch on the dice: spend nothing when there is no defense
+        do = normal | hasty
+        cb[t, W_POOL] = pool - ((1 << max(FIELD * (d - 1), 0)) if do else 0)
+        cb[t, W_KEY] = _key(cb, t)
+        cb[t, W_DEFS] += do
         cb[t, W_HASTY] += hasty
         cb[t, W_SCALE] += scale if hasty else 0
 
@@ -403,7 +418,7 @@ def _setup(st, no_hold, prep, cb, sg):
         rank = 0
         for j in range(n):
             rank += cb[j, W_KEY] < cb[i, W_KEY]
-        cb[i, W_RANK] = rank
+        cb[i, W_RANK] = rank << 8
     for i in range(n):
         cb[i, W_KEY] = _key(cb, i)
     return may_hold
@@ -450,10 +465,10 @@ def _turn(st, may_hold, order, cb, sg):
                 cb[c, W_KEY] = -1
                 sg[G_HOLDING] += 1
                 return True
-    v = cb[c, W_KEY] >> 20
+    v = cb[c, W_KEY] >> KEY_V
     _act(st, cb, sg, c, False, may_hold)
     if order == 1:  # R3 chain: every die of value v, one action each
-        while cb[c, W_KEY] >> 20 == v:
+        while cb[c, W_KEY] >> KEY_V == v:
             _act(st, cb, sg, c, False, may_hold)
     if may_hold and sg[G_PENDING] > 0:
         _play_pending(st, cb, sg)
@@ -496,7 +511,11 @@ def _emit_cycle(cb, stalemate, y, dist_off):
 def _emit_single(cb, dist_off, u1, u2, sx):
     """Add a one-round cycle that is not a stalemate to the single-round sums: ``u1``
     (every count) and ``u2`` (squares of the counts that can exceed 1; for 0/1 counts
-    the square is the count itself).  ``_fold_single`` turns them into cycle sums."""
+    the square is the count itself).  ``_fold_single`` turns them into cycle sums and
+    fills in what follows from the rest: the sums of ``actions``, of its square and
+    of ``no_action`` from the distribution of actions, and the sum of
+    ``expired_dice`` from ``readiness - actions - defenses`` (every die is spent on an
+    action or a defense, or left)."""
     n = cb.shape[0]
     for i in range(n):
         base = i * N_COUNTS
@@ -505,11 +524,8 @@ def _emit_single(cb, dist_off, u1, u2, sx):
         defs = cb[i, W_DEFS]
         hasty = cb[i, W_HASTY]
         scale = cb[i, W_SCALE]
-        left = _count(cb[i, W_POOL])
+        left = cb[i, C_DICE] - acts - defs
         u1[base + 0] += fi == 0
-        u1[base + 1] += acts
-        u2[base + 1] += acts * acts
-        u1[base + 2] += acts == 0
         u1[base + 3] += cb[i, W_ABBA]
         u1[base + 4] += defs
         u2[base + 4] += defs * defs
@@ -517,20 +533,32 @@ def _emit_single(cb, dist_off, u1, u2, sx):
         u2[base + 5] += hasty * hasty
         u1[base + 6] += scale
         u2[base + 6] += scale * scale
-        u1[base + 7] += left
         u2[base + 7] += left * left
         sx[2 * i] += hasty * defs  # the RATIOS pairs, in Layout.pair_indices order
         sx[2 * i + 1] += scale * hasty
         row = n * N_COUNTS + i * n
-        for j in range(n):
+        for j in range(i):  # j == i would add fi < fi, always 0
+            u1[row + j] += fi < cb[j, W_FIRST]
+        for j in range(i + 1, n):
             u1[row + j] += fi < cb[j, W_FIRST]
         u1[dist_off[i] + acts] += 1
 
 
 @njit(**_JIT, inline="always")
-def _fold_single(u1, u2, squared, rounds, s1, s2, sl, tot):
+def _fold_single(dice, dist_off, u1, u2, squared, rounds, s1, s2, sl, tot):
     """Single-round cycles into the cycle sums (L = 1, so sum y*L = sum y).  For the
     counts that are 0 or 1 (``squared[m] == 0``) the sum of squares is the sum."""
+    for i in range(dice.size):  # what _emit_single leaves out
+        base = i * N_COUNTS
+        acts = 0
+        acts2 = 0
+        for k in range(dice[i] + 1):
+            acts += k * u1[dist_off[i] + k]
+            acts2 += k * k * u1[dist_off[i] + k]
+        u1[base + 1] = acts
+        u2[base + 1] = acts2
+        u1[base + 2] = u1[dist_off[i]]
+        u1[base + 7] = rounds * dice[i] - acts - u1[base + 4]
     for m in range(s1.size):
         s1[m] += u1[m]
         s2[m] += u2[m] if squared[m] else u1[m]
@@ -600,22 +628,208 @@ def _run_chunk(
             no_hold = False
     if length > 0:
         flush_cycle(y, length, s1, s2, sl, sx, pa, pb, tot)
-    _fold_single(u1, u2, squared, singles, s1, s2, sl, tot)
+    _fold_single(cb[:, C_DICE], dist_off, u1, u2, squared, singles, s1, s2, sl, tot)
     return no_hold
 
 
-LANES = 8
+# Rows of ``_run_simple``'s working array: one vector per quantity, entry i for
+# combatant i (contiguous, so that the R3 scan reads one short vector).
+S_POOL, S_KEY, S_RANK, S_FIRST, S_ACTS, S_DEFS, S_HASTY, S_SCALE, S_ABBA = range(9)
+N_S = 9
+
+
+@njit(**_JIT, inline="always")
+def _pick_keys(st, keys):
+    """R3 over a vector of keys: the highest, T3 a fair random choice; -1 if none."""
+    n = keys.size
+    best = keys[0]
+    first = 0
+    ties = 1
+    for i in range(1, n):  # written for conditional moves, not branches
+        k = keys[i]
+        up = k > best
+        ties = 1 if up else ties + (k == best)
+        first = i if up else first
+        best = k if up else best
+    if best < 0:
+        return -1
+    if ties == 1:
+        return first
+    r = below(st, ties)  # T3
+    for i in range(first, n):
+        if keys[i] == best:
+            if r == 0:
+                return i
+            r -= 1
+    return -1
+
+
+@njit(**_JIT, inline="always")
+def _take(pool, keys, rank, i):
+    """Spend the highest die of i's pool (R4, R7); return its value."""
+    v = _top(pool[i])
+    pool[i] -= 1 << (FIELD * (v - 1))
+    keys[i] = _pool_key(pool[i], rank[i])
+    return v
+
+
+@njit(**_JIT, inline="always")
+def _simple_setup(st, key, r, prep, par, w):
+    """Start round ``r``: R1 roll in scenario order, R2, T2 ranks and R3 keys."""
+    round_start(st, key, r)
+    n = par.shape[1]
+    dice = par[C_DICE]
+    adv = par[C_ADV]
+    pool = w[S_POOL]
+    rank = w[S_RANK]
+    for i in range(n):
+        p = 0
+        for _ in range(dice[i]):
+            p += 1 << (FIELD * (roll(st, 6) - 1))
+        if adv[i] > 0:
+            p = _prepare(p, adv[i], prep)
+        pool[i] = p
+        w[S_FIRST, i] = NONE
+        w[S_ACTS, i] = 0
+        w[S_DEFS, i] = 0
+        w[S_HASTY, i] = 0
+        w[S_SCALE, i] = 0
+        w[S_ABBA, i] = 0
+    for i in range(n):  # T2: the order of the full pools, as a rank
+        rk = 0
+        for j in range(n):
+            rk += pool[j] < pool[i]
+        rank[i] = rk << 8
+    for i in range(n):
+        w[S_KEY, i] = _pool_key(pool[i], rank[i])
+
+
+@njit(**_JIT, inline="always")
+def _simple_turn(st, order, par, targets, w, step):
+    """One turn of R3/R4/R7 (``_turn`` without holds); the new action count, or -1 at R9."""
+    n = par.shape[1]
+    side = par[C_SIDE]
+    policy = par[C_DEFEND]
+    guard = par[C_GUARD]
+    share = par[C_SHARE]
+    pool = w[S_POOL]
+    keys = w[S_KEY]
+    rank = w[S_RANK]
+    fst = w[S_FIRST]
+    defs = w[S_DEFS]
+    c = _pick_keys(st, keys)  # R3
+    if c < 0:
+        return -1  # R9
+    v = keys[c] >> KEY_V
+    while True:  # R4: one action; R3 chain: every die of value v
+        a = _take(pool, keys, rank, c)
+        w[S_ACTS, c] += 1
+        fst[c] = min(fst[c], step)
+        step += 1
+        threshold = share[c]
+        if threshold == SHARE_ALWAYS or (threshold >= 0 and chance(st, threshold)):
+            t = targets[par[C_TSTART, c] + below(st, par[C_TCOUNT, c])]
+            w[S_ABBA, t] |= fst[t] == NONE
+            # R7: at most one defense
+            pt = pool[t]
+            has = pt != 0
+            d = _top(pt)
+            pol = policy[t]
+            normal = has & (pol != 1) & (d >= a)  # R7.1
+            covered = False
+            if par[C_GUARDED, t] and not normal:  # R7.2: the first guarding ally able to
+                for j in range(n):
+                    if (
+                        j != t
+                        and guard[j] == 1
+                        and side[j] == side[t]
+                        and pool[j] != 0
+                        and _top(pool[j]) >= a
+                    ):
+                        _take(pool, keys, rank, j)
+                        defs[j] += 1
+                        covered = True
+                        break
+            if not covered:  # R7.1 or R7.3 (hasty, scale a - d), without a branch
+                gap = a - d
+                hst = (
+                    has
+                    & (not normal)
+                    & ((pol == 0) | ((pol == DEFEND_HASTY_UP_TO) & (gap <= par[C_DEFEND_N, t])))
+                )
+                do = normal | hst
+                pool[t] = pt - ((1 << max(FIELD * (d - 1), 0)) if do else 0)
+                keys[t] = _pool_key(pool[t], rank[t])
+                defs[t] += do
+                w[S_HASTY, t] += hst
+                w[S_SCALE, t] += gap if hst else 0
+        if order == 0 or keys[c] >> KEY_V != v:
+            return step
+
+
+@njit(**_JIT, inline="always")
+def _simple_emit(par, w, dist_off, u1, u2, sx):
+    """A finished round's counts into the single-round sums (as ``_emit_single``)."""
+    n = par.shape[1]
+    fst = w[S_FIRST]
+    for i in range(n):
+        base = i * N_COUNTS
+        ai = w[S_ACTS, i]
+        fi = fst[i]
+        di = w[S_DEFS, i]
+        hi = w[S_HASTY, i]
+        si = w[S_SCALE, i]
+        left = par[C_DICE, i] - ai - di
+        u1[base + 0] += fi == 0
+        u1[base + 3] += w[S_ABBA, i]
+        u1[base + 4] += di
+        u2[base + 4] += di * di
+        u1[base + 5] += hi
+        u2[base + 5] += hi * hi
+        u1[base + 6] += si
+        u2[base + 6] += si * si
+        u2[base + 7] += left * left
+        sx[2 * i] += hi * di
+        sx[2 * i + 1] += si * hi
+        row = n * N_COUNTS + i * n
+        for j in range(i):
+            u1[row + j] += fi < fst[j]
+        for j in range(i + 1, n):
+            u1[row + j] += fi < fst[j]
+        u1[dist_off[i] + ai] += 1
 
 
 @njit(**_JIT)
-def _run_lanes(
-    key, first, n_rounds, order, prep, cbs, sgs, sts, dist_off, squared, s1, s2, sl, sx, tot
+def _run_simple(
+    key,
+    first,
+    n_rounds,
+    order,
+    prep,
+    par,
+    targets,
+    work,
+    sts,
+    dist_off,
+    squared,
+    s1,
+    s2,
+    sl,
+    sx,
+    tot,
 ):
-    """``_run_chunk`` for scenarios without hold policies (no R8 coupling between
-    rounds): LANES rounds are played side by side, one turn each in turn, so that
-    the processor overlaps their independent work.  Every round is a one-round
-    cycle and the sums do not depend on the order rounds finish in."""
+    """``_run_chunk`` for scenarios without hold policies: R5 and R8 never apply, so
+    every round is a one-round cycle and the round's state is a few vectors.  The
+    same rules as ``_setup``/``_turn``/``_act``/``_defend`` with ``holds`` False, on
+    the same draws (the tests hold both paths to the per-round trace).  Two rounds
+    are played side by side, a turn of each in turn, so that the processor overlaps
+    their chains of dependent steps; the sums do not depend on the order in which
+    rounds finish."""
     key = unmanaged(key)
+    par = unmanaged(par)  # [N_COLS, n]: the table's columns
+    targets = unmanaged(targets)
+    work = unmanaged(work)  # [2, N_S, n]: the two rounds' state
+    sts = unmanaged(sts)  # [2, 6]: their streams
     dist_off = unmanaged(dist_off)
     squared = unmanaged(squared)
     s1 = unmanaged(s1)
@@ -623,39 +837,48 @@ def _run_lanes(
     sl = unmanaged(sl)
     sx = unmanaged(sx)
     tot = unmanaged(tot)
-    # the lanes' tables, round-state vectors and streams: [LANES, ...], owned by the caller
-    cbs = unmanaged(cbs)
-    sgs = unmanaged(sgs)
-    sts = unmanaged(sts)
     u1 = np.zeros(s1.size, np.int64)
     u2 = np.zeros(s1.size, np.int64)
-    active = np.zeros(LANES, np.bool_)
-    nxt = first
+    wa = work[0]
+    wb = work[1]
+    sta = sts[0]
+    stb = sts[1]
     end = first + n_rounds
-    live = 0
-    for lane in range(LANES):
-        if nxt < end:
-            round_start(sts[lane], key, nxt)
-            _setup(sts[lane], False, prep, cbs[lane], sgs[lane])
-            nxt += 1
-            active[lane] = True
-            live += 1
-    while live > 0:
-        for lane in range(LANES):
-            if active[lane]:
-                st = sts[lane]
-                cbl = cbs[lane]
-                sgl = sgs[lane]
-                if not _turn(st, False, order, cbl, sgl):
-                    _emit_single(cbl, dist_off, u1, u2, sx)
-                    if nxt < end:
-                        round_start(st, key, nxt)
-                        _setup(st, False, prep, cbl, sgl)
-                        nxt += 1
-                    else:
-                        active[lane] = False
-                        live -= 1
-    _fold_single(u1, u2, squared, n_rounds, s1, s2, sl, tot)
+    nxt = first
+    step_a = -1
+    step_b = -1
+    if nxt < end:
+        _simple_setup(sta, key, nxt, prep, par, wa)
+        nxt += 1
+        step_a = 0
+    if nxt < end:
+        _simple_setup(stb, key, nxt, prep, par, wb)
+        nxt += 1
+        step_b = 0
+    while step_a >= 0 and step_b >= 0:
+        step_a = _simple_turn(sta, order, par, targets, wa, step_a)
+        step_b = _simple_turn(stb, order, par, targets, wb, step_b)
+        if step_a < 0:
+            _simple_emit(par, wa, dist_off, u1, u2, sx)
+            if nxt < end:
+                _simple_setup(sta, key, nxt, prep, par, wa)
+                nxt += 1
+                step_a = 0
+        if step_b < 0:
+            _simple_emit(par, wb, dist_off, u1, u2, sx)
+            if nxt < end:
+                _simple_setup(stb, key, nxt, prep, par, wb)
+                nxt += 1
+                step_b = 0
+    while step_a >= 0:  # the last round, alone
+        step_a = _simple_turn(sta, order, par, targets, wa, step_a)
+        if step_a < 0:
+            _simple_emit(par, wa, dist_off, u1, u2, sx)
+    while step_b >= 0:
+        step_b = _simple_turn(stb, order, par, targets, wb, step_b)
+        if step_b < 0:
+            _simple_emit(par, wb, dist_off, u1, u2, sx)
+    _fold_single(par[C_DICE], dist_off, u1, u2, squared, n_rounds, s1, s2, sl, tot)
 
 
 @njit(**_JIT)
@@ -692,15 +915,17 @@ def run_chunk(
     ``no_hold`` carries R8 into the first round; the return value carries it on.
     """
     if not compiled.may_hold:
-        _run_lanes(
+        n = compiled.table.shape[0]
+        _run_simple(
             key[:4].copy(),
             first,
             n_rounds,
             compiled.order,
             compiled.prep,
-            np.repeat(compiled.table[None], LANES, axis=0),
-            np.repeat(compiled.sg[None], LANES, axis=0),
-            np.zeros((LANES, 6), np.uint64),
+            np.ascontiguousarray(compiled.table.T),
+            compiled.sg[G_TARGETS:].copy(),
+            np.zeros((2, N_S, n), np.int64),
+            np.zeros((2, 6), np.uint64),
             _offsets(compiled),
             compiled.squared,
             sums.s1,

@@ -306,3 +306,32 @@ def test_run_chunk_equals_flushed_trace(seed):
         assert no_hold == last
         assert np.array_equal(pieces.s1, want.s1)
         assert pieces.tot[1] == want.tot[1] == n
+
+
+@pytest.mark.parametrize("seed", [100, 101, 102, 103])
+def test_no_hold_path_equals_trace(seed):
+    """Without hold policies ``run_chunk`` takes a path of its own (two rounds side by
+    side, no R5/R8 bookkeeping); its sums must equal those of the traced rounds exactly,
+    for every policy and variant the random scenarios draw and an odd number of rounds
+    starting anywhere in the chunk."""
+    rng = random.Random(seed)
+    seen = set()
+    for k in range(10):
+        data = random_scenario_dict(rng, f"simple-{seed}-{k}")
+        for c in data["combatant"]:
+            c["hold"] = "never"
+            seen.add(("guard", c.get("guard", False)))
+            seen.add(("defend", c["defend"]))
+        seen.add(("order", data["rules"]["order"]))
+        compiled = readiness.compile_scenario(scenario_from_dict(data))
+        assert not compiled.may_hold
+        key = chunk_state(np.random.SeedSequence(seed), k)
+        first = rng.randint(0, 1000)
+        n = rng.choice((1, 2, 3, 401, 1001))
+        rows = readiness.trace(compiled, key, n, first=first)
+        want = _flushed(compiled, rows)
+        got = compiled.layout.new_sums()
+        readiness.run_chunk(compiled, key, n, got, first=first)
+        for f in SUM_FIELDS:
+            assert np.array_equal(getattr(got, f), getattr(want, f)), f"{f}\n{to_toml(data)}"
+    assert {("guard", True), ("order", "chain"), ("order", "dynamic")} <= seen
