@@ -717,9 +717,10 @@ def _simple_turn(st, order, par, targets, w, step):
     rank = w[S_RANK]
     fst = w[S_FIRST]
     defs = w[S_DEFS]
-    c = _pick_keys(st, keys)  # R3
-    if c < 0:
+    ci = _pick_keys(st, keys)  # R3
+    if ci < 0:
         return -1  # R9
+    c = np.uint64(ci)
     v = keys[c] >> KEY_V
     while True:  # R4: one action; R3 chain: every die of value v
         a = _take(pool, keys, rank, c)
@@ -728,7 +729,8 @@ def _simple_turn(st, order, par, targets, w, step):
         step += 1
         threshold = share[c]
         if threshold == SHARE_ALWAYS or (threshold >= 0 and chance(st, threshold)):
-            t = targets[par[C_TSTART, c] + below(st, par[C_TCOUNT, c])]
+            ti = targets[np.uint64(par[C_TSTART, c] + below(st, par[C_TCOUNT, c]))]
+            t = np.uint64(ti)
             w[S_ABBA, t] |= fst[t] == NONE
             # R7: at most one defense
             pt = pool[t]
@@ -740,7 +742,7 @@ def _simple_turn(st, order, par, targets, w, step):
             if par[C_GUARDED, t] and not normal:  # R7.2: the first guarding ally able to
                 for j in range(n):
                     if (
-                        j != t
+                        j != ti
                         and guard[j] == 1
                         and side[j] == side[t]
                         and pool[j] != 0
