@@ -355,7 +355,7 @@ def _add_constant(y, n, times):
 
 @njit(**_JIT)
 def _run_chunk(
-    key, first, n_rounds, mode, tie, within, cb, sd, sg, acc, ksq, hist, s1, s2, sl, tot
+    key, first, n_rounds, mode, tie, within, cb, sd, sg, acc, ksq, hist, s1, s2, sl, tot, st
 ):
     """Play rounds ``first .. first + n_rounds - 1`` of the chunk with key ``key`` as
     one-round cycles; add their sums (see the module docstring).
@@ -365,7 +365,7 @@ def _run_chunk(
     and the counts are derived once per distinct outcome at the end.
     """
     key = unmanaged(key)
-    st = np.zeros(6, np.uint64)
+    st = unmanaged(st)  # the caller's: a stream allocated here is reference-counted per round
     cb = unmanaged(cb)
     sd = unmanaged(sd)
     sg = unmanaged(sg)
@@ -459,6 +459,7 @@ def run_chunk(
         sums.s2,
         sums.sl,
         sums.tot,
+        np.zeros(6, np.uint64),
     )
     return no_hold
 

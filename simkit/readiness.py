@@ -590,12 +590,15 @@ def _run_chunk(
     pa,
     pb,
     tot,
+    st,
+    u1,
+    u2,
 ):
     """Play rounds ``first .. first + n_rounds - 1`` of the chunk with key ``key``; add
     their cycle sums (see metrics.py).  ``no_hold``: R8 forbids holds in the first
     round.  Returns whether it forbids them in the round after the last."""
     key = unmanaged(key)
-    st = np.zeros(6, np.uint64)
+    st = unmanaged(st)  # the caller's: arrays allocated here are reference-counted per round
     cb = unmanaged(cb)
     sg = unmanaged(sg)
     dist_off = unmanaged(dist_off)
@@ -606,8 +609,8 @@ def _run_chunk(
     sl = unmanaged(sl)
     sx = unmanaged(sx)
     tot = unmanaged(tot)
-    u1 = np.zeros(s1.size, np.int64)
-    u2 = np.zeros(s1.size, np.int64)
+    u1 = unmanaged(u1)
+    u2 = unmanaged(u2)
     singles = 0
     length = 0
     for r in range(first, first + n_rounds):
@@ -819,6 +822,8 @@ def _run_simple(
     sl,
     sx,
     tot,
+    u1,
+    u2,
 ):
     """``_run_chunk`` for scenarios without hold policies: R5 and R8 never apply, so
     every round is a one-round cycle and the round's state is a few vectors.  The
@@ -839,8 +844,8 @@ def _run_simple(
     sl = unmanaged(sl)
     sx = unmanaged(sx)
     tot = unmanaged(tot)
-    u1 = np.zeros(s1.size, np.int64)
-    u2 = np.zeros(s1.size, np.int64)
+    u1 = unmanaged(u1)  # the caller's zeros: arrays allocated here are reference-counted
+    u2 = unmanaged(u2)
     wa = work[0]
     wb = work[1]
     sta = sts[0]
@@ -935,6 +940,8 @@ def run_chunk(
             sums.sl,
             sums.sx,
             sums.tot,
+            np.zeros(compiled.layout.size, np.int64),
+            np.zeros(compiled.layout.size, np.int64),
         )
         return no_hold
     pa, pb = compiled.layout.pair_indices()
@@ -958,6 +965,9 @@ def run_chunk(
             pa,
             pb,
             sums.tot,
+            np.zeros(6, np.uint64),
+            np.zeros(compiled.layout.size, np.int64),
+            np.zeros(compiled.layout.size, np.int64),
         )
     )
 

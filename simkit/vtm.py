@@ -641,11 +641,11 @@ def _constant_counts(tb, n_rounds, a1, a2, dist_off):
 
 @njit(**_JIT)
 def _run_chunk_ranked(
-    key, first, n_rounds, tie, has_extra, n_sides, tb, sg, dist_off, hist, a1, a2
+    key, first, n_rounds, tie, has_extra, n_sides, tb, sg, dist_off, hist, a1, a2, st
 ):
     """``_run_chunk`` for ranked scenarios: no delayers, no aborts, a histogram."""
     key = unmanaged(key)
-    st = np.zeros(6, np.uint64)
+    st = unmanaged(st)  # the caller's: a stream allocated here is reference-counted per round
     tb = unmanaged(tb)
     sg = unmanaged(sg)
     dist_off = unmanaged(dist_off)
@@ -663,12 +663,12 @@ def _run_chunk_ranked(
 @njit(**_JIT)
 def _run_chunk(
     key, first, n_rounds, tie, has_delay, has_extra, counted, n_sides, tb, sg, dist_off, hist,
-    a1, a2,
+    a1, a2, st,
 ):  # fmt: skip
     """Play rounds ``first .. first + n_rounds - 1`` of the chunk with key ``key``, each
     from its own stream; sum the counts and their squares."""
     key = unmanaged(key)
-    st = np.zeros(6, np.uint64)
+    st = unmanaged(st)
     tb = unmanaged(tb)
     sg = unmanaged(sg)
     dist_off = unmanaged(dist_off)
@@ -742,12 +742,13 @@ def run_chunk(
     if compiled.ranked:
         _run_chunk_ranked(
             words, first, n_rounds, compiled.tie, compiled.has_extra, compiled.n_sides,
-            tb, sg, _offsets(compiled), hist, a1, a2,
+            tb, sg, _offsets(compiled), hist, a1, a2, np.zeros(6, np.uint64),
         )  # fmt: skip
     else:
         _run_chunk(
             words, first, n_rounds, compiled.tie, compiled.has_delay, compiled.has_extra,
             compiled.has_abort, compiled.n_sides, tb, sg, _offsets(compiled), hist, a1, a2,
+            np.zeros(6, np.uint64),
         )  # fmt: skip
     sums.s1 += a1
     sums.s2 += np.where(_squared(lay), a2, a1)
