@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,notebooks,dask]'
+	$(BIN)/python -m compileall -q simkit  # as a regular (non-editable) install would
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -1,6 +1,6 @@
 """``python -m simkit``: the same as the ``simkit`` command."""
 
-from simkit.cli import main
+from simkit.cli import console_main
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    console_main()

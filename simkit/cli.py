@@ -213,6 +213,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
+def console_main() -> NoReturn:
+    """The ``simkit`` command: ``main``, then exit without interpreter finalisation.
+
+    Every output file is complete and closed by the time ``main`` returns (they are
+    written atomically), worker threads have finished and any Dask connection is
+    closed.  What finalisation would still do -- tearing down the JIT-compiled code
+    and a few thousand module objects -- takes 0.1-0.2 s, a tenth of a short run, and
+    changes nothing, so the process ends right after flushing its output.
+    """
+    status = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # the reader left; nothing more to say
+        pass
+    os._exit(status)
+
+
 def _error(message: str, prefix: str = f"{PROG}: error: ") -> None:
     # One line, whatever the message holds (a name with a newline, say).
     line = message.replace("\r", "\\r").replace("\n", "\\n")

@@ -234,6 +234,32 @@ def test_python_dash_m_simkit(tmp_path):
     assert "\r" not in proc.stderr  # no progress bar when output is captured
 
 
+def test_command_exits_fast_with_complete_output(tmp_path):
+    """The command skips interpreter finalisation (``console_main``): its exit status,
+    its whole piped output and its files must still all be there."""
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "simkit", "run", str(WOLVES), "--rounds", "3000", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.rstrip().endswith("half-width")  # the table's last line, flushed
+    assert json.loads((out / "summary.json").read_text())["rounds"] == 3000
+    assert (out / "metrics.csv").read_text().endswith("\n")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[scenario\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "simkit", "validate", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("simkit: error: ") and str(bad) in proc.stderr
+
+
 def test_progress_bar_draws_only_on_a_terminal():
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
