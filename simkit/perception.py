@@ -11,7 +11,7 @@ where RULES.md is open are listed in ``docs/rules-decisions.md``, section
 
 A round, and the order of its draws from its random stream
 ----------------------------------------------------------
-Every round starts on its own stream (``round_start(st, key, r)``), then draws:
+Every round starts on its own stream (``round_start_lazy(st, key, r)``), then draws:
 
 1. P1 individual: one d10 per combatant in scenario order.  P2 group: one d10 per
    side, sides in order of first appearance.
@@ -70,7 +70,14 @@ from numba import njit
 
 from simkit.kernel_support import unmanaged
 from simkit.metrics import Layout, Sums
-from simkit.random_stream import chance, chance_threshold, next_byte, roll, round_start
+from simkit.random_stream import (
+    STATE_WORDS,
+    chance,
+    chance_threshold,
+    next_byte,
+    roll,
+    round_start_lazy,
+)
 from simkit.scenario import Scenario
 
 COUNTS = (
@@ -377,7 +384,7 @@ def _run_chunk(
     tg = 2 * n + ns
     if hist.size > 1:
         for r in range(first, first + n_rounds):
-            round_start(st, key, r)
+            round_start_lazy(st, key, r)
             _play(st, mode, tie, within, cb, sd, sg, n, ns, tg)
             code = 0
             for i in range(n):
@@ -394,7 +401,7 @@ def _run_chunk(
                 _count(cb, acc, ksq, n, w)
     else:
         for r in range(first, first + n_rounds):
-            round_start(st, key, r)
+            round_start_lazy(st, key, r)
             _play(st, mode, tie, within, cb, sd, sg, n, ns, tg)
             _count(cb, acc, ksq, n, 1)
     _add_constant(acc, n, n_rounds)
@@ -416,12 +423,12 @@ def _trace_rounds(key, first, n_rounds, mode, tie, within, cb, sd, sg, size):
     """Each round's counts as a row (tests): int64 [n_rounds, size]; row ``r`` is round
     ``first + r`` of the chunk with key ``key``."""
     out = np.zeros((n_rounds, size), np.int64)
-    st = np.zeros(6, np.uint64)
+    st = np.zeros(STATE_WORDS, np.uint64)
     n = cb.shape[0]
     ns = sd.shape[0]
     ksq = np.zeros(n, np.int64)
     for r in range(n_rounds):
-        round_start(st, key, first + r)
+        round_start_lazy(st, key, first + r)
         _play(st, mode, tie, within, cb, sd, sg, n, ns, 2 * n + ns)
         _count(cb, out[r], ksq, n, 1)
         _add_constant(out[r], n, 1)
@@ -459,7 +466,7 @@ def run_chunk(
         sums.s2,
         sums.sl,
         sums.tot,
-        np.zeros(6, np.uint64),
+        np.zeros(STATE_WORDS, np.uint64),
     )
     return no_hold
 

@@ -12,10 +12,24 @@ round ``r`` of the chunk (counted from 0) starts from the xoshiro words
 
     word_j = splitmix64_mix(key_j + (r + 1) * 0x9E3779B97F4A7C15)   (mod 2**64)
 
-for j = 0..3 (``round_start``), with an empty byte buffer.  The working state is a
-``uint64`` array of six words: the four xoshiro words, a buffered 64-bit output that
-small draws are cut from byte by byte (low byte first), and the number of bytes
-still unused in that buffer.
+for j = 0..3 (``round_start``), with an empty byte buffer.  The *state* of a stream is
+six words: the four xoshiro words, a buffered 64-bit output that small draws are cut
+from byte by byte (low byte first), and the number of bytes still unused in that
+buffer.
+
+The working array (``STATE_WORDS`` words) holds that state and lets a round start
+lazily: most rounds of the d10 systems draw at most eight bytes, all from the first
+output, and that output depends on one xoshiro word only.  So ``round_start_lazy``
+computes that word and the first output, puts the output in the buffer as if the
+first byte draw had just fetched it (eight bytes unused) and marks the state
+*pending*: the four words are computed, and advanced past the first output, only
+when a second output is needed.  ``next_u64`` on a pending state that has not used
+a byte yet returns the prefetched output itself, exactly as the first output of the
+round.  The draws are those of ``round_start``; ``canonical_state`` gives the
+six-word state either way.
+
+Working array: words 0-3 xoshiro (valid unless pending), 4 buffer, 5 bytes unused,
+6 pending flag, 7 the round's ``(r + 1) * golden``, 8-11 the chunk key.
 
 Draw primitives (the plain-Python port in ``tests/naive_rng.py`` must match):
 
@@ -37,7 +51,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-STATE_WORDS = 6
+STATE_WORDS = 12  # the working array (see the module docstring)
+CANONICAL_WORDS = 6
 
 # For 1 <= n <= 256: the byte rejection limit 256 - 256 % n, and ceil(2**32 / n).
 _BYTE_LIMIT = np.array([0] + [256 - 256 % n for n in range(1, 257)], dtype=np.int64)
@@ -51,6 +66,29 @@ def _rotl(x, k):
 
 @njit(cache=True, nogil=True, inline="always")
 def next_u64(st):
+    if st[6] != 0:  # pending (round_start): the words come first
+        untouched = st[5] == np.uint64(8)
+        first = st[4]
+        _materialise(st)
+        if untouched:  # the round's first output, not yet cut into bytes
+            st[4] = np.uint64(0)
+            st[5] = np.uint64(0)
+            return first
+    return _xoshiro(st)
+
+
+@njit(cache=True, nogil=True)
+def _materialise(st):
+    """Compute a pending round's xoshiro words and advance them past its first output."""
+    step = st[7]
+    for j in range(4):
+        st[j] = _mix(st[8 + j] + step)
+    _xoshiro(st)
+    st[6] = np.uint64(0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _xoshiro(st):
     s0 = st[0]
     s1 = st[1]
     s2 = st[2]
@@ -122,7 +160,10 @@ def chance_threshold(p: float) -> int:
 
 
 def chunk_state(seed_seq: np.random.SeedSequence, chunk: int) -> np.ndarray:
-    """Initial stream state of chunk ``chunk``: the chunk's child of ``seed_seq``."""
+    """Initial stream state of chunk ``chunk``: the chunk's child of ``seed_seq``.
+
+    A working array (not pending, empty buffer) whose first four words are also the
+    chunk's key for ``round_start``."""
     child = np.random.SeedSequence(seed_seq.entropy, spawn_key=tuple(seed_seq.spawn_key) + (chunk,))
     st = np.zeros(STATE_WORDS, dtype=np.uint64)
     st[:4] = child.generate_state(4, np.uint64)
@@ -149,3 +190,34 @@ def round_start(st, key, r):
         st[j] = _mix(key[j] + step)
     st[4] = np.uint64(0)
     st[5] = np.uint64(0)
+    st[6] = np.uint64(0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def round_start_lazy(st, key, r):
+    """``round_start``, pending: word 1 and the first output only (see the module
+    docstring); for kernels whose rounds mostly draw eight bytes or fewer."""
+    step = np.uint64(r + 1) * np.uint64(_GOLDEN)
+    s1 = _mix(key[1] + step)
+    st[4] = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)  # xoshiro256**'s output of s1
+    st[5] = np.uint64(8)
+    st[6] = np.uint64(1)
+    st[7] = step
+    for j in range(4):
+        st[8 + j] = key[j]
+
+
+@njit(cache=True, nogil=True)
+def canonical_state(st):
+    """The six-word state of the working array ``st`` (as if nothing were pending)."""
+    out = np.zeros(CANONICAL_WORDS, np.uint64)
+    if st[6] != 0 and st[5] == np.uint64(8):  # pending and untouched: the round start
+        for j in range(4):
+            out[j] = _mix(st[8 + j] + st[7])
+        return out  # an empty buffer
+    work = st.copy()
+    if work[6] != 0:
+        _materialise(work)
+    for j in range(CANONICAL_WORDS):
+        out[j] = work[j]
+    return out

@@ -27,7 +27,14 @@ from numba import njit
 
 from simkit.kernel_support import leading_zeros, unmanaged
 from simkit.metrics import Layout, Sums, flush_cycle
-from simkit.random_stream import below, chance, chance_threshold, roll, round_start
+from simkit.random_stream import (
+    STATE_WORDS,
+    below,
+    chance,
+    chance_threshold,
+    roll,
+    round_start,
+)
 from simkit.scenario import Scenario
 from simkit.schema import HASTY_UP_TO
 
@@ -893,7 +900,7 @@ def _trace_rounds(key, first, n_rounds, no_hold, order, prep, cb, sg, dist_off, 
     """Each round's counts as a row (tests): [n_rounds, size]; R8 carried across rows."""
     out = np.zeros((n_rounds, size), np.int64)
     key = unmanaged(key)
-    st = np.zeros(6, np.uint64)
+    st = np.zeros(STATE_WORDS, np.uint64)
     cb = unmanaged(cb)
     sg = unmanaged(sg)
     for r in range(n_rounds):
@@ -932,7 +939,7 @@ def run_chunk(
             np.ascontiguousarray(compiled.table.T),
             compiled.sg[G_TARGETS:].copy(),
             np.zeros((2, N_S, n), np.int64),
-            np.zeros((2, 6), np.uint64),
+            np.zeros((2, STATE_WORDS), np.uint64),
             _offsets(compiled),
             compiled.squared,
             sums.s1,
@@ -965,7 +972,7 @@ def run_chunk(
             pa,
             pb,
             sums.tot,
-            np.zeros(6, np.uint64),
+            np.zeros(STATE_WORDS, np.uint64),
             np.zeros(compiled.layout.size, np.int64),
             np.zeros(compiled.layout.size, np.int64),
         )

@@ -60,7 +60,14 @@ from numba import njit
 
 from simkit.kernel_support import unmanaged
 from simkit.metrics import Layout, Sums
-from simkit.random_stream import below, chance, chance_threshold, roll, round_start
+from simkit.random_stream import (
+    STATE_WORDS,
+    below,
+    chance,
+    chance_threshold,
+    roll,
+    round_start_lazy,
+)
 from simkit.scenario import Scenario
 
 COUNTS = (
@@ -653,7 +660,7 @@ def _run_chunk_ranked(
     a1 = unmanaged(a1)
     a2 = unmanaged(a2)
     for r in range(first, first + n_rounds):
-        round_start(st, key, r)
+        round_start_lazy(st, key, r)
         _round(st, tie, False, has_extra, False, n_sides, tb, sg)
         _tally(tb, sg, n_sides, True, False, hist, a1, a2, dist_off)
     _expand(hist, True, tb, a1, a2, dist_off)
@@ -676,7 +683,7 @@ def _run_chunk(
     a1 = unmanaged(a1)
     a2 = unmanaged(a2)
     for r in range(first, first + n_rounds):
-        round_start(st, key, r)
+        round_start_lazy(st, key, r)
         _round(st, tie, has_delay, has_extra, counted, n_sides, tb, sg)
         _tally(tb, sg, n_sides, False, counted, hist, a1, a2, dist_off)
     _expand(hist, False, tb, a1, a2, dist_off)
@@ -690,9 +697,9 @@ def _trace_rounds(key, first, n_rounds, tie, has_delay, has_extra, n_sides, tb, 
     out = np.zeros((n_rounds, size), np.int64)
     squares = np.zeros(size, np.int64)
     hist = np.zeros(0, np.int64)
-    st = np.zeros(6, np.uint64)
+    st = np.zeros(STATE_WORDS, np.uint64)
     for r in range(n_rounds):
-        round_start(st, key, first + r)
+        round_start_lazy(st, key, first + r)
         _round(st, tie, has_delay, has_extra, True, n_sides, tb, sg)
         _tally(tb, sg, n_sides, False, True, hist, out[r], squares, dist_off)
     return out
@@ -742,13 +749,13 @@ def run_chunk(
     if compiled.ranked:
         _run_chunk_ranked(
             words, first, n_rounds, compiled.tie, compiled.has_extra, compiled.n_sides,
-            tb, sg, _offsets(compiled), hist, a1, a2, np.zeros(6, np.uint64),
+            tb, sg, _offsets(compiled), hist, a1, a2, np.zeros(STATE_WORDS, np.uint64),
         )  # fmt: skip
     else:
         _run_chunk(
             words, first, n_rounds, compiled.tie, compiled.has_delay, compiled.has_extra,
             compiled.has_abort, compiled.n_sides, tb, sg, _offsets(compiled), hist, a1, a2,
-            np.zeros(6, np.uint64),
+            np.zeros(STATE_WORDS, np.uint64),
         )  # fmt: skip
     sums.s1 += a1
     sums.s2 += np.where(_squared(lay), a2, a1)

@@ -2,8 +2,9 @@
 state each round leaves behind.
 
 Each plays the kernel's own round function on the per-round streams exactly like the
-kernel's ``_trace_rounds`` loop (``round_start(st, key, first + r)``, then one round)
-and records the six stream words after every round, so a test can check that the
+kernel's ``_trace_rounds`` loop (``round_start`` or ``round_start_lazy``, as the kernel
+does, then one round) and records the six words of the stream's canonical state
+after every round, so a test can check that the
 plain-Python twin consumed exactly the draws the kernel did, round by round.
 """
 
@@ -13,17 +14,23 @@ import numpy as np
 from numba import njit
 
 from simkit import perception, readiness
-from simkit.random_stream import STATE_WORDS, round_start
+from simkit.random_stream import (
+    CANONICAL_WORDS,
+    STATE_WORDS,
+    canonical_state,
+    round_start,
+    round_start_lazy,
+)
 
 
 @njit(cache=True)
 def _readiness_states(key, first, n_rounds, no_hold, order, prep, cb, sg):
-    out = np.zeros((n_rounds, STATE_WORDS), np.uint64)
+    out = np.zeros((n_rounds, CANONICAL_WORDS), np.uint64)
     st = np.zeros(STATE_WORDS, np.uint64)
     for r in range(n_rounds):
         round_start(st, key, first + r)
         no_hold = readiness._play(st, no_hold, order, prep, cb, sg)
-        out[r] = st
+        out[r] = canonical_state(st)
     return out
 
 
@@ -49,14 +56,14 @@ def readiness_round_states(
 
 @njit(cache=True)
 def _perception_states(key, first, n_rounds, mode, tie, within, cb, sd, sg):
-    out = np.zeros((n_rounds, STATE_WORDS), np.uint64)
+    out = np.zeros((n_rounds, CANONICAL_WORDS), np.uint64)
     st = np.zeros(STATE_WORDS, np.uint64)
     n = cb.shape[0]
     ns = sd.shape[0]
     for r in range(n_rounds):
-        round_start(st, key, first + r)
+        round_start_lazy(st, key, first + r)  # as perception's kernel
         perception._play(st, mode, tie, within, cb, sd, sg, n, ns, 2 * n + ns)
-        out[r] = st
+        out[r] = canonical_state(st)
     return out
 
 

@@ -122,7 +122,7 @@ def test_control_one_continuous_stream_would_part_the_dice():
     """With one stream for the whole chunk (no per-round streams) the dice would differ."""
     scenarios = [party(h) for h in HOLDS]
     key = chunk_state(np.random.SeedSequence(41), 0)
-    streams = [NaiveStream(int(w) for w in key), NaiveStream(int(w) for w in key)]
+    streams = [NaiveStream(int(w) for w in key[:6]), NaiveStream(int(w) for w in key[:6])]
     no_hold = [False, False]
     parted = 0
     for _ in range(200):

@@ -266,7 +266,7 @@ def test_trace_from_first_and_no_hold_first():
     assert np.array_equal(perception.trace(compiled, key, 300, no_hold_first=True), whole)
     # the key is only the chunk state's first four words
     dirty = key.copy()
-    dirty[4:] = (99, 3)
+    dirty[4:] = 99
     assert np.array_equal(perception.trace(compiled, dirty, 300), whole)
 
 

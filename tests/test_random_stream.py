@@ -18,17 +18,25 @@ from naive_rng import (
 from numba import njit
 
 from simkit.random_stream import (
+    CANONICAL_WORDS,
     STATE_WORDS,
     below,
+    canonical_state,
     chance,
     chance_threshold,
     chunk_state,
     next_u64,
     roll,
     round_start,
+    round_start_lazy,
 )
 
 ROLL, BELOW, CHANCE = 0, 1, 2
+
+
+def six(st: np.ndarray) -> list[int]:
+    """The six-word state of a working array, as the port keeps it."""
+    return [int(w) for w in canonical_state(st)]
 
 
 @njit(cache=False)
@@ -107,23 +115,24 @@ def test_chi2_helper_matches_tables():
 
 def test_known_first_output():
     # xoshiro256** reference: state (1, 2, 3, 4) gives rotl(2 * 5, 7) * 9 = 11520 first
-    st = np.array([1, 2, 3, 4, 0, 0], dtype=np.uint64)
+    st = np.zeros(STATE_WORDS, np.uint64)
+    st[:4] = [1, 2, 3, 4]
     assert int(next_u64(st)) == 11520
     ns = NaiveStream([1, 2, 3, 4, 0, 0])
     assert ns.next_u64() == 11520
     # the next outputs of the reference C implementation from the same state
     assert [int(next_u64(st)) for _ in range(3)] == [0, 1509978240, 1215971899390074240]
     assert [ns.next_u64() for _ in range(3)] == [0, 1509978240, 1215971899390074240]
-    assert ns.state() == [int(w) for w in st]
+    assert ns.state() == six(st)
 
 
 def test_port_matches_raw_outputs():
     st = chunk_state(np.random.SeedSequence(12345), 3)
-    ns = NaiveStream(int(w) for w in st)
+    ns = NaiveStream(six(st))
     out = np.zeros(5000, np.uint64)
     _u64s(st, out.size, out)
     assert [int(x) for x in out] == [ns.next_u64() for _ in range(out.size)]
-    assert ns.state() == [int(w) for w in st]
+    assert ns.state() == six(st)
 
 
 def _mixed_script(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -150,7 +159,7 @@ def test_numba_and_port_agree_on_mixed_draws(seed):
     rng = np.random.default_rng(seed)
     kinds, params = _mixed_script(rng, 10_000)
     st = chunk_state(np.random.SeedSequence(seed), 0)
-    ns = NaiveStream(int(w) for w in st)
+    ns = NaiveStream(six(st))
     out = np.zeros(kinds.size, np.int64)
     _drive(st, kinds, params, out)
     expected = _naive_drive(ns, kinds, params)
@@ -160,7 +169,7 @@ def test_numba_and_port_agree_on_mixed_draws(seed):
         f"numba {out[bad[0]]} port {expected[bad[0]]}"
     )
     # the same number of bytes and outputs was consumed
-    assert ns.state() == [int(w) for w in st]
+    assert ns.state() == six(st)
 
 
 def test_chunk_state_layout():
@@ -190,7 +199,7 @@ def test_roll_d6_is_uniform():
 @pytest.mark.parametrize("sides", [2, 3, 6, 10, 20, 100])
 def test_roll_in_range_and_port(sides):
     st = chunk_state(np.random.SeedSequence(sides), 0)
-    ns = NaiveStream(int(w) for w in st)
+    ns = NaiveStream(six(st))
     out = np.zeros(3000, np.int64)
     _rolls(st, sides, out.size, out)
     assert out.min() == 1 and out.max() == sides
@@ -203,20 +212,20 @@ def test_below_one_draws_nothing():
     for _ in range(10):
         assert below(st, 1) == 0
     assert np.array_equal(st, before)
-    ns = NaiveStream(int(w) for w in before)
+    ns = NaiveStream(six(before))
     assert ns.below(1) == 0
-    assert ns.state() == [int(w) for w in before]
+    assert ns.state() == six(before)
 
 
 def test_below_in_range_up_to_1000():
     st = chunk_state(np.random.SeedSequence(11), 0)
-    ns = NaiveStream(int(w) for w in st)
+    ns = NaiveStream(six(st))
     for n in range(1, 1001):
         for _ in range(5):
             x = below(st, n)
             assert 0 <= x < n
             assert ns.below(n) == x
-    assert ns.state() == [int(w) for w in st]
+    assert ns.state() == six(st)
 
 
 def test_chance_extremes():
@@ -231,14 +240,20 @@ def test_chance_extremes():
 # ------------------------------------------------------------------ per-round streams
 @njit(cache=False)
 def _round_words(key, rounds, out):
-    """``round_start`` for every round in ``rounds``: one row of six words each."""
+    """``round_start`` for every round in ``rounds``: one row of six words each (the
+    canonical state; ``round_start_lazy`` must give the same)."""
     st = np.zeros(STATE_WORDS, np.uint64)
+    lazy = np.zeros(STATE_WORDS, np.uint64)
     for k in range(rounds.size):
         st[4] = np.uint64(123)  # a dirty byte buffer: round_start must empty it
         st[5] = np.uint64(5)
         round_start(st, key, rounds[k])
-        for j in range(STATE_WORDS):
-            out[k, j] = st[j]
+        round_start_lazy(lazy, key, rounds[k])
+        c = canonical_state(st)
+        if not np.array_equal(c, canonical_state(lazy)):
+            c[:] = 0  # fails the comparison with the port
+        for j in range(CANONICAL_WORDS):
+            out[k, j] = c[j]
 
 
 @njit(cache=False)
@@ -282,7 +297,7 @@ ROUNDS_TO_CHECK = np.array(
 def test_round_start_matches_port(key_index):
     key = _keys()[key_index]
     rounds = np.concatenate([ROUNDS_TO_CHECK, np.arange(4, 200, dtype=np.int64)])
-    out = np.zeros((rounds.size, STATE_WORDS), np.uint64)
+    out = np.zeros((rounds.size, CANONICAL_WORDS), np.uint64)
     _round_words(key, rounds, out)
     key_words = [int(w) for w in key]
     for k, r in enumerate(rounds.tolist()):
@@ -301,20 +316,70 @@ def test_round_start_matches_port(key_index):
 
 
 def test_round_start_accepts_the_full_chunk_state():
-    """The engine passes all six words of ``chunk_state``; only the first four count."""
+    """The engine passes the whole ``chunk_state`` array; only its first four words count."""
     st = chunk_state(np.random.SeedSequence(31), 2)
     st[4], st[5] = 77, 3
-    out6 = np.zeros((ROUNDS_TO_CHECK.size, STATE_WORDS), np.uint64)
+    out6 = np.zeros((ROUNDS_TO_CHECK.size, CANONICAL_WORDS), np.uint64)
     out4 = np.zeros_like(out6)
     _round_words(st, ROUNDS_TO_CHECK, out6)
     _round_words(st[:4].copy(), ROUNDS_TO_CHECK, out4)
     assert np.array_equal(out6, out4)
 
 
+@njit(cache=False)
+def _drive_states(st, kinds, params, out, states):
+    """``_drive``, recording the canonical state after every draw."""
+    for k in range(kinds.size):
+        if kinds[k] == 0:
+            out[k] = roll(st, params[k])
+        elif kinds[k] == 1:
+            out[k] = below(st, params[k])
+        else:
+            out[k] = 1 if chance(st, params[k]) else 0
+        c = canonical_state(st)
+        for j in range(CANONICAL_WORDS):
+            states[k, j] = c[j]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_lazy_round_start_draws_the_same(seed):
+    """``round_start_lazy`` is only a shortcut: after it every draw, and the state after
+    every draw, equal those after ``round_start`` -- whether the round begins with
+    bytes (dice, small ``below``), with a whole output (``chance``, large ``below``),
+    uses fewer than eight bytes, exactly eight, or many more."""
+    rng = np.random.default_rng(seed)
+    key = chunk_state(np.random.SeedSequence(seed), 1)[:4].copy()
+    starts = set()
+    for r in range(300):
+        n = int(rng.choice([0, 1, 2, 4, 8, 9, 40]))
+        kinds, params = _mixed_script(rng, n)
+        if n and rng.random() < 0.3:  # only byte draws: the buffer runs out exactly
+            kinds[:] = ROLL
+            params[:] = 6
+        if n:
+            starts.add(int(kinds[0]))
+        eager = np.zeros(STATE_WORDS, np.uint64)
+        lazy = np.full(STATE_WORDS, 99, np.uint64)  # a used array: nothing may leak
+        round_start(eager, key, r)
+        round_start_lazy(lazy, key, r)
+        assert six(eager) == six(lazy) == round_words([int(w) for w in key], r)
+        results = []
+        for st in (eager, lazy):
+            out = np.zeros(n, np.int64)
+            states = np.zeros((n, CANONICAL_WORDS), np.uint64)
+            _drive_states(st, kinds, params, out, states)
+            results.append((out.tolist(), states.tolist()))
+        assert results[0] == results[1], f"round {r}: {kinds.tolist()} {params.tolist()}"
+        ns = NaiveStream.for_round([int(w) for w in key], r)
+        assert _naive_drive(ns, kinds, params) == results[0][0]
+        assert ns.state() == six(lazy)
+    assert starts == {ROLL, BELOW, CHANCE}
+
+
 def test_round_streams_differ():
     key = chunk_state(np.random.SeedSequence(8), 0)[:4].copy()
     rounds = np.arange(0, 5000, dtype=np.int64)
-    out = np.zeros((rounds.size, STATE_WORDS), np.uint64)
+    out = np.zeros((rounds.size, CANONICAL_WORDS), np.uint64)
     _round_words(key, rounds, out)
     starts = {tuple(int(w) for w in row[:4]) for row in out}
     assert len(starts) == rounds.size  # every round its own start
@@ -367,6 +432,6 @@ def test_key_for_round_words_inverts_round_words():
         words = [int(w) for w in rng.integers(0, 2**63, 4, np.uint64)]
         key = key_for_round_words(words, r)
         assert round_words(key, r) == [*words, 0, 0]
-        out = np.zeros((1, STATE_WORDS), np.uint64)
+        out = np.zeros((1, CANONICAL_WORDS), np.uint64)
         _round_words(np.array(key, np.uint64), np.array([r], np.int64), out)
         assert [int(w) for w in out[0]] == [*words, 0, 0]
