@@ -311,20 +311,25 @@ def test_run_chunk_equals_flushed_trace(seed):
 @pytest.mark.parametrize("seed", [100, 101, 102, 103])
 def test_no_hold_path_equals_trace(seed):
     """Without hold policies ``run_chunk`` takes a path of its own (two rounds side by
-    side, no R5/R8 bookkeeping); its sums must equal those of the traced rounds exactly,
-    for every policy and variant the random scenarios draw and an odd number of rounds
-    starting anywhere in the chunk."""
+    side, no R5/R8 bookkeeping; a second build for default policies); its sums must
+    equal those of the traced rounds exactly, for every policy and variant the random
+    scenarios draw and an odd number of rounds starting anywhere in the chunk."""
     rng = random.Random(seed)
     seen = set()
-    for k in range(10):
+    for k in range(12):
         data = random_scenario_dict(rng, f"simple-{seed}-{k}")
         for c in data["combatant"]:
             c["hold"] = "never"
+            if k % 3 == 2:  # the defaults: the kernel compiled for Compiled.plain
+                for field in ("defend", "guard", "attack_share", "advantage"):
+                    c.pop(field, None)
             seen.add(("guard", c.get("guard", False)))
-            seen.add(("defend", c["defend"]))
+            seen.add(("defend", c.get("defend", "always")))
         seen.add(("order", data["rules"]["order"]))
         compiled = readiness.compile_scenario(scenario_from_dict(data))
         assert not compiled.may_hold
+        assert compiled.plain == (k % 3 == 2)
+        seen.add(("plain", compiled.plain))
         key = chunk_state(np.random.SeedSequence(seed), k)
         first = rng.randint(0, 1000)
         n = rng.choice((1, 2, 3, 401, 1001))
@@ -334,4 +339,4 @@ def test_no_hold_path_equals_trace(seed):
         readiness.run_chunk(compiled, key, n, got, first=first)
         for f in SUM_FIELDS:
             assert np.array_equal(getattr(got, f), getattr(want, f)), f"{f}\n{to_toml(data)}"
-    assert {("guard", True), ("order", "chain"), ("order", "dynamic")} <= seen
+    assert {("guard", True), ("order", "chain"), ("order", "dynamic"), ("plain", True)} <= seen
