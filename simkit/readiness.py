@@ -658,6 +658,10 @@ def _run_chunk(
 # combatant i (contiguous, so that the R3 scan reads one short vector).
 S_POOL, S_KEY, S_RANK, S_FIRST, S_ACTS, S_DEFS, S_HASTY, S_SCALE, S_ABBA = range(9)
 N_S = 9
+# Outcome histograms of the no-hold path (``_simple_code``): at most CODE_MAX entries
+# per combatant and ORDER_MAX_N combatants (n**n orders of first actions).
+CODE_MAX = 1 << 14
+ORDER_MAX_N = 5
 
 
 @njit(**_JIT, inline="always")
@@ -826,6 +830,95 @@ def _simple_emit(par, w, dist_off, u1, u2, sx):
         u1[dist_off[i] + ai] += 1
 
 
+@njit(**_JIT, inline="always")
+def _simple_code(par, w, hist, hoff):
+    """A finished round into the outcome histograms: one increment per combatant (its
+    ``_outcome_code``) and one for the order of first actions (``sum rk_i n**(n-1-i)``,
+    ``rk_i`` the number of combatants whose first action came strictly earlier than
+    i's).  ``_simple_unfold`` turns them into the sums ``_simple_emit`` adds."""
+    n = par.shape[1]
+    fst = w[S_FIRST]
+    order = 0
+    for i in range(n):
+        r = par[C_DICE, i]
+        fi = fst[i]
+        rk = 0
+        for j in range(n):
+            rk += fst[j] < fi
+        order = order * n + rk
+        code = (
+            (((w[S_ACTS, i] * (r + 1) + w[S_DEFS, i]) * (r + 1) + w[S_HASTY, i]) * 2 + w[S_ABBA, i])
+            * (5 * r + 1)
+        ) + w[S_SCALE, i]
+        hist[hoff[i] + code] += 1
+    hist[hoff[n] + order] += 1
+
+
+@njit(**_JIT, inline="always")
+def _simple_out(par, w, dist_off, u1, u2, sx, coded, hist, hoff):
+    """A finished round's counts: into the histograms if ``coded``, else directly."""
+    if coded:
+        _simple_code(par, w, hist, hoff)
+    else:
+        _simple_emit(par, w, dist_off, u1, u2, sx)
+
+
+@njit(**_JIT)
+def _simple_unfold(par, hist, hoff, dist_off, u1, u2, sx):
+    """Add the counts of every outcome in the histograms (see ``_simple_code``)."""
+    n = par.shape[1]
+    for i in range(n):
+        r = par[C_DICE, i]
+        base = i * N_COUNTS
+        for code in range(hoff[i + 1] - hoff[i]):
+            cnt = hist[hoff[i] + code]
+            if cnt == 0:
+                continue
+            x = code
+            scale = x % (5 * r + 1)  # hasty defenses of scale 1-5 each: at most 5r
+            x //= 5 * r + 1
+            abba = x % 2
+            x //= 2
+            hasty = x % (r + 1)
+            x //= r + 1
+            defs = x % (r + 1)
+            acts = x // (r + 1)
+            left = r - acts - defs
+            u1[base + 3] += abba * cnt
+            u1[base + 4] += defs * cnt
+            u2[base + 4] += defs * defs * cnt
+            u1[base + 5] += hasty * cnt
+            u2[base + 5] += hasty * hasty * cnt
+            u1[base + 6] += scale * cnt
+            u2[base + 6] += scale * scale * cnt
+            u2[base + 7] += left * left * cnt
+            sx[2 * i] += hasty * defs * cnt
+            sx[2 * i + 1] += scale * hasty * cnt
+            u1[dist_off[i] + acts] += cnt
+    for code in range(hoff[n + 1] - hoff[n]):
+        cnt = hist[hoff[n] + code]
+        if cnt == 0:
+            continue
+        for i in range(n):
+            rk_i = (code // n ** (n - 1 - i)) % n
+            # someone acts first in every round without holds: rk = 0 is first_action
+            u1[i * N_COUNTS + 0] += cnt if rk_i == 0 else 0
+            row = n * N_COUNTS + i * n
+            for j in range(n):
+                u1[row + j] += cnt if rk_i < (code // n ** (n - 1 - j)) % n else 0
+
+
+def outcome_offsets(dice: np.ndarray) -> np.ndarray | None:
+    """Offsets of the no-hold path's outcome histograms (combatant i's at ``[i]``, the
+    order of first actions at ``[n]``, the end at ``[n + 1]``), or None where they
+    would be too large (then every round adds its counts directly)."""
+    n = dice.size
+    sizes = [(int(r) + 1) ** 3 * 2 * (5 * int(r) + 1) for r in dice]
+    if n > ORDER_MAX_N or max(sizes) > CODE_MAX:
+        return None
+    return np.cumsum([0, *sizes, n**n]).astype(np.int64)
+
+
 def _make_run_simple(plain):
     @njit(**_JIT)
     def run_simple(
@@ -847,6 +940,8 @@ def _make_run_simple(plain):
         tot,
         u1,
         u2,
+        hist,
+        hoff,
     ):
         """``_run_chunk`` for scenarios without hold policies: R5 and R8 never apply, so
         every round is a one-round cycle and the round's state is a few vectors.  The
@@ -869,6 +964,9 @@ def _make_run_simple(plain):
         tot = unmanaged(tot)
         u1 = unmanaged(u1)  # the caller's zeros: arrays allocated here are reference-counted
         u2 = unmanaged(u2)
+        hist = unmanaged(hist)  # outcome histograms (size 0: counts added per round)
+        hoff = unmanaged(hoff)
+        coded = hist.size > 0
         wa = work[0]
         wb = work[1]
         sta = sts[0]
@@ -889,13 +987,13 @@ def _make_run_simple(plain):
             step_a = _simple_turn(sta, order, par, targets, wa, step_a, plain)
             step_b = _simple_turn(stb, order, par, targets, wb, step_b, plain)
             if step_a < 0:
-                _simple_emit(par, wa, dist_off, u1, u2, sx)
+                _simple_out(par, wa, dist_off, u1, u2, sx, coded, hist, hoff)
                 if nxt < end:
                     _simple_setup(sta, key, nxt, prep, par, wa, plain)
                     nxt += 1
                     step_a = 0
             if step_b < 0:
-                _simple_emit(par, wb, dist_off, u1, u2, sx)
+                _simple_out(par, wb, dist_off, u1, u2, sx, coded, hist, hoff)
                 if nxt < end:
                     _simple_setup(stb, key, nxt, prep, par, wb, plain)
                     nxt += 1
@@ -903,11 +1001,13 @@ def _make_run_simple(plain):
         while step_a >= 0:  # the last round, alone
             step_a = _simple_turn(sta, order, par, targets, wa, step_a, plain)
             if step_a < 0:
-                _simple_emit(par, wa, dist_off, u1, u2, sx)
+                _simple_out(par, wa, dist_off, u1, u2, sx, coded, hist, hoff)
         while step_b >= 0:
             step_b = _simple_turn(stb, order, par, targets, wb, step_b, plain)
             if step_b < 0:
-                _simple_emit(par, wb, dist_off, u1, u2, sx)
+                _simple_out(par, wb, dist_off, u1, u2, sx, coded, hist, hoff)
+        if coded:
+            _simple_unfold(par, hist, hoff, dist_off, u1, u2, sx)
         _fold_single(par[C_DICE], dist_off, u1, u2, squared, n_rounds, s1, s2, sl, tot)
 
     return run_simple
@@ -956,6 +1056,7 @@ def run_chunk(
     if not compiled.may_hold:
         n = compiled.table.shape[0]
         kernel = _run_simple_plain if compiled.plain else _run_simple
+        offsets = outcome_offsets(compiled.table[:, C_DICE])
         kernel(
             key[:4].copy(),
             first,
@@ -975,6 +1076,8 @@ def run_chunk(
             sums.tot,
             np.zeros(compiled.layout.size, np.int64),
             np.zeros(compiled.layout.size, np.int64),
+            np.zeros(0 if offsets is None else offsets[-1], np.int64),
+            np.zeros(0, np.int64) if offsets is None else offsets,
         )
         return no_hold
     pa, pb = compiled.layout.pair_indices()

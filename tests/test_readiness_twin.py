@@ -311,7 +311,8 @@ def test_run_chunk_equals_flushed_trace(seed):
 @pytest.mark.parametrize("seed", [100, 101, 102, 103])
 def test_no_hold_path_equals_trace(seed):
     """Without hold policies ``run_chunk`` takes a path of its own (two rounds side by
-    side, no R5/R8 bookkeeping; a second build for default policies); its sums must
+    side, no R5/R8 bookkeeping, outcome histograms unless they would be too large; a
+    second build for default policies); its sums must
     equal those of the traced rounds exactly, for every policy and variant the random
     scenarios draw and an odd number of rounds starting anywhere in the chunk."""
     rng = random.Random(seed)
@@ -323,6 +324,10 @@ def test_no_hold_path_equals_trace(seed):
             if k % 3 == 2:  # the defaults: the kernel compiled for Compiled.plain
                 for field in ("defend", "guard", "attack_share", "advantage"):
                     c.pop(field, None)
+        if k % 4 == 3:  # too many outcomes for the histograms: counts added per round
+            data["combatant"][0]["readiness"] = 20
+        if k % 3 == 0:
+            data["combatant"][-1]["guard"] = True
             seen.add(("guard", c.get("guard", False)))
             seen.add(("defend", c.get("defend", "always")))
         seen.add(("order", data["rules"]["order"]))
@@ -330,6 +335,9 @@ def test_no_hold_path_equals_trace(seed):
         assert not compiled.may_hold
         assert compiled.plain == (k % 3 == 2)
         seen.add(("plain", compiled.plain))
+        coded = readiness.outcome_offsets(compiled.table[:, readiness.C_DICE]) is not None
+        assert coded or k % 4 == 3 or len(compiled.layout.names) > readiness.ORDER_MAX_N
+        seen.add(("coded", coded))
         key = chunk_state(np.random.SeedSequence(seed), k)
         first = rng.randint(0, 1000)
         n = rng.choice((1, 2, 3, 401, 1001))
@@ -340,3 +348,4 @@ def test_no_hold_path_equals_trace(seed):
         for f in SUM_FIELDS:
             assert np.array_equal(getattr(got, f), getattr(want, f)), f"{f}\n{to_toml(data)}"
     assert {("guard", True), ("order", "chain"), ("order", "dynamic"), ("plain", True)} <= seen
+    assert {("coded", True), ("coded", False)} <= seen
