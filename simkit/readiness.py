@@ -1,21 +1,32 @@
 """System ``readiness``: dice-pool initiative (RULES.md R1-R10).
 
-``compile_scenario`` flattens a validated scenario into integer and float arrays;
-``_run_chunk`` plays a chunk of rounds and adds their counts to running sums;
-``_trace_rounds`` plays rounds and returns each round's counts (for the tests that
-compare the kernel with the plain-Python twin in ``tests/naive_readiness.py``).
+``compile_scenario`` flattens a validated scenario into integer arrays;
+``run_chunk`` plays a chunk of rounds and adds their counts to running sums;
+``trace`` plays rounds and returns each round's counts (for the tests that compare
+the kernel with the plain-Python twin in ``tests/naive_readiness.py``).
 
 Implementation notes
 --------------------
-* Every spend takes a combatant's highest unspent die (R4, R5, R7), so after sorting
-  a combatant's dice from high to low its unspent dice are always a suffix; one
-  pointer per combatant is the whole state of its pool.
+* Every spend takes a combatant's highest unspent die (R4, R5, R7).  A pool is one
+  integer: the count of dice of face f in the byte at bits 8(f-1)..8f-1, so the
+  highest die is the top set byte (a leading-zero count and a shift) and spending
+  it is one subtraction.
 * T2 of R3 compares all of the round's dice minus one die of the tied value ``v``.
   Removing one ``v`` from two sorted lists that both hold it keeps their
   lexicographic order, so T2 is the lexicographic order of the full sorted pools
-  ("a die beats no die"): a rank fixed for the whole round.
-* The R3 key ``(v, count of unspent v, T2 rank)`` is packed into one integer and
-  updated only when that combatant spends a die.
+  ("a die beats no die"), which is the order of the pool integers: a rank fixed for
+  the whole round.
+* The R3 key ``(v, count of unspent v, T2 rank)`` is packed into one integer,
+  computed without branches and updated only when that combatant spends a die.
+* Scenarios with a hold policy (R5, and so R8 from round to round) play on the
+  general kernel ``_run_chunk`` (one table per chunk, regeneration cycles).
+* Scenarios without one take ``_run_simple``: every round is a cycle of its own; the
+  round state is a few short vectors; two rounds are played side by side (their
+  dependency chains overlap in the processor); a finished round adds one count to a
+  histogram of each combatant's outcome and one to a histogram of the order of first
+  actions, expanded into the sums once per chunk.  A second build of that kernel
+  (``Compiled.plain``) has the default policies as compile-time constants.  Both
+  paths give the same sums as the traced rounds, exactly (tests/test_readiness_twin.py).
 """
 
 from __future__ import annotations
