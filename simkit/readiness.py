@@ -539,39 +539,59 @@ def _emit_cycle(cb, stalemate, y, dist_off):
 
 @njit(**_JIT, inline="always")
 def _emit_single(cb, dist_off, u1, u2, sx):
+    """``_emit_round`` for the round in table ``cb`` (the general kernel)."""
+    _emit_round(
+        cb[:, C_DICE],
+        cb[:, W_ACTS],
+        cb[:, W_FIRST],
+        cb[:, W_DEFS],
+        cb[:, W_HASTY],
+        cb[:, W_SCALE],
+        cb[:, W_ABBA],
+        dist_off,
+        u1,
+        u2,
+        sx,
+    )
+
+
+@njit(**_JIT, inline="always")
+def _emit_round(dice, acts, fst, defs, hasty, scale, abba, dist_off, u1, u2, sx):
     """Add a one-round cycle that is not a stalemate to the single-round sums: ``u1``
     (every count) and ``u2`` (squares of the counts that can exceed 1; for 0/1 counts
     the square is the count itself).  ``_fold_single`` turns them into cycle sums and
     fills in what follows from the rest: the sums of ``actions``, of its square and
     of ``no_action`` from the distribution of actions, and the sum of
     ``expired_dice`` from ``readiness - actions - defenses`` (every die is spent on an
-    action or a defense, or left)."""
-    n = cb.shape[0]
+    action or a defense, or left).  The arguments are the round's per-combatant
+    vectors (readiness, actions, first action, defenses, hasty ones, their scale,
+    attacked before acting)."""
+    n = dice.size
     for i in range(n):
         base = i * N_COUNTS
-        acts = cb[i, W_ACTS]
-        fi = cb[i, W_FIRST]
-        defs = cb[i, W_DEFS]
-        hasty = cb[i, W_HASTY]
-        scale = cb[i, W_SCALE]
-        left = cb[i, C_DICE] - acts - defs
+        ai = acts[i]
+        fi = fst[i]
+        di = defs[i]
+        hi = hasty[i]
+        si = scale[i]
+        left = dice[i] - ai - di
         u1[base + 0] += fi == 0
-        u1[base + 3] += cb[i, W_ABBA]
-        u1[base + 4] += defs
-        u2[base + 4] += defs * defs
-        u1[base + 5] += hasty
-        u2[base + 5] += hasty * hasty
-        u1[base + 6] += scale
-        u2[base + 6] += scale * scale
+        u1[base + 3] += abba[i]
+        u1[base + 4] += di
+        u2[base + 4] += di * di
+        u1[base + 5] += hi
+        u2[base + 5] += hi * hi
+        u1[base + 6] += si
+        u2[base + 6] += si * si
         u2[base + 7] += left * left
-        sx[2 * i] += hasty * defs  # the RATIOS pairs, in Layout.pair_indices order
-        sx[2 * i + 1] += scale * hasty
+        sx[2 * i] += hi * di  # the RATIOS pairs, in Layout.pair_indices order
+        sx[2 * i + 1] += si * hi
         row = n * N_COUNTS + i * n
         for j in range(i):  # j == i would add fi < fi, always 0
-            u1[row + j] += fi < cb[j, W_FIRST]
+            u1[row + j] += fi < fst[j]
         for j in range(i + 1, n):
-            u1[row + j] += fi < cb[j, W_FIRST]
-        u1[dist_off[i] + acts] += 1
+            u1[row + j] += fi < fst[j]
+        u1[dist_off[i] + ai] += 1
 
 
 @njit(**_JIT, inline="always")
@@ -811,34 +831,20 @@ def _simple_turn(st, order, par, targets, w, step, plain):
 
 @njit(**_JIT, inline="always")
 def _simple_emit(par, w, dist_off, u1, u2, sx):
-    """A finished round's counts into the single-round sums (as ``_emit_single``)."""
-    n = par.shape[1]
-    fst = w[S_FIRST]
-    for i in range(n):
-        base = i * N_COUNTS
-        ai = w[S_ACTS, i]
-        fi = fst[i]
-        di = w[S_DEFS, i]
-        hi = w[S_HASTY, i]
-        si = w[S_SCALE, i]
-        left = par[C_DICE, i] - ai - di
-        u1[base + 0] += fi == 0
-        u1[base + 3] += w[S_ABBA, i]
-        u1[base + 4] += di
-        u2[base + 4] += di * di
-        u1[base + 5] += hi
-        u2[base + 5] += hi * hi
-        u1[base + 6] += si
-        u2[base + 6] += si * si
-        u2[base + 7] += left * left
-        sx[2 * i] += hi * di
-        sx[2 * i + 1] += si * hi
-        row = n * N_COUNTS + i * n
-        for j in range(i):
-            u1[row + j] += fi < fst[j]
-        for j in range(i + 1, n):
-            u1[row + j] += fi < fst[j]
-        u1[dist_off[i] + ai] += 1
+    """``_emit_round`` for the round in the no-hold kernel's vectors ``w``."""
+    _emit_round(
+        par[C_DICE],
+        w[S_ACTS],
+        w[S_FIRST],
+        w[S_DEFS],
+        w[S_HASTY],
+        w[S_SCALE],
+        w[S_ABBA],
+        dist_off,
+        u1,
+        u2,
+        sx,
+    )
 
 
 @njit(**_JIT, inline="always")

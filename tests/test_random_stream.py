@@ -40,8 +40,9 @@ def six(st: np.ndarray) -> list[int]:
 
 
 @njit(cache=False)
-def _drive(st, kinds, params, out):
-    """Play a scripted sequence of draws on the numba stream; record every result."""
+def _drive(st, kinds, params, out, states=None):
+    """Play a scripted sequence of draws on the numba stream; record every result (and,
+    given ``states``, the canonical state after every draw)."""
     for k in range(kinds.size):
         if kinds[k] == 0:
             out[k] = roll(st, params[k])
@@ -49,6 +50,10 @@ def _drive(st, kinds, params, out):
             out[k] = below(st, params[k])
         else:
             out[k] = 1 if chance(st, params[k]) else 0
+        if states is not None:
+            c = canonical_state(st)
+            for j in range(CANONICAL_WORDS):
+                states[k, j] = c[j]
 
 
 @njit(cache=False)
@@ -326,21 +331,6 @@ def test_round_start_accepts_the_full_chunk_state():
     assert np.array_equal(out6, out4)
 
 
-@njit(cache=False)
-def _drive_states(st, kinds, params, out, states):
-    """``_drive``, recording the canonical state after every draw."""
-    for k in range(kinds.size):
-        if kinds[k] == 0:
-            out[k] = roll(st, params[k])
-        elif kinds[k] == 1:
-            out[k] = below(st, params[k])
-        else:
-            out[k] = 1 if chance(st, params[k]) else 0
-        c = canonical_state(st)
-        for j in range(CANONICAL_WORDS):
-            states[k, j] = c[j]
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_lazy_round_start_draws_the_same(seed):
     """``round_start_lazy`` is only a shortcut: after it every draw, and the state after
@@ -367,7 +357,7 @@ def test_lazy_round_start_draws_the_same(seed):
         for st in (eager, lazy):
             out = np.zeros(n, np.int64)
             states = np.zeros((n, CANONICAL_WORDS), np.uint64)
-            _drive_states(st, kinds, params, out, states)
+            _drive(st, kinds, params, out, states)
             results.append((out.tolist(), states.tolist()))
         assert results[0] == results[1], f"round {r}: {kinds.tolist()} {params.tolist()}"
         ns = NaiveStream.for_round([int(w) for w in key], r)
