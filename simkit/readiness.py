@@ -259,27 +259,7 @@ def _spend(cb, sg, i, holds):
 @njit(**_JIT, inline="always")
 def _pick(st, cb):
     """R3: the combatant in R3 with the highest key; T3 a fair random choice; -1 if none."""
-    n = cb.shape[0]
-    best = cb[0, W_KEY]
-    first = 0
-    ties = 1
-    for i in range(1, n):  # written for conditional moves, not branches
-        k = cb[i, W_KEY]
-        up = k > best
-        ties = 1 if up else ties + (k == best)
-        first = i if up else first
-        best = k if up else best
-    if best < 0:
-        return -1
-    if ties == 1:
-        return first
-    r = below(st, ties)  # T3
-    for i in range(first, n):
-        if cb[i, W_KEY] == best:
-            if r == 0:
-                return i
-            r -= 1
-    return -1
+    return _pick_keys(st, cb[:, W_KEY])
 
 
 @njit(**_JIT)
