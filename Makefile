@@ -35,6 +35,7 @@ reports: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check simkit tests benchmarks
 	$(BIN)/ruff format --check simkit tests benchmarks
+	$(BIN)/lint-imports
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest -q

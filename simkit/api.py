@@ -1,4 +1,9 @@
-"""The public Python API: everything the command line does, callable from Python."""
+"""The public Python API: everything the command line does, callable from Python.
+
+A thin layer: each function validates its arguments, calls the analysis layer and
+returns a value object (:class:`~simkit.analysis.result.Result`, ``SweepResult``,
+``Comparison``, ...).
+"""
 
 from __future__ import annotations
 
@@ -6,20 +11,30 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from simkit.engine import RngLike, seed_sequence, simulate
-from simkit.result import Result
-from simkit.scenario import Scenario, load_scenario
+from simkit.analysis.compare import Comparison, compare
+from simkit.analysis.report import report
+from simkit.analysis.result import Result
+from simkit.analysis.run import as_scenario
+from simkit.analysis.run import run as _run
+from simkit.analysis.sweep import SweepResult, sweep
+from simkit.engine import RngLike
+from simkit.scenario import Scenario
 
-
-def _scenario(scenario_or_path: Scenario | str | Path) -> Scenario:
-    if isinstance(scenario_or_path, Scenario):
-        return scenario_or_path
-    return load_scenario(scenario_or_path)
+__all__ = [
+    "Comparison",
+    "Result",
+    "SweepResult",
+    "compare",
+    "report",
+    "run",
+    "sweep",
+    "validate",
+]
 
 
 def validate(scenario_or_path: Scenario | str | Path) -> Scenario:
-    """Load and check a scenario; raises ScenarioError on any problem."""
-    return _scenario(scenario_or_path)
+    """Load and check a scenario; raises ScenarioError naming every problem."""
+    return as_scenario(scenario_or_path)
 
 
 def run(
@@ -56,14 +71,9 @@ def run(
     Returns
     -------
     Result
-        ``result.table`` is a tidy DataFrame (combatant, metric, mean, se,
-        ci_low, ci_high).
+        ``result.table`` is a tidy DataFrame (combatant, metric, mean, se, ci_low,
+        ci_high); ``result.by("side")`` and ``result.by("group")`` aggregate.
     """
-    scenario = _scenario(scenario_or_path)
-    rounds = scenario.rounds if rounds is None else rounds
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
-    seq = seed_sequence(scenario.seed if rng is None else rng)
-    raw = simulate(scenario, rounds, seq, workers=workers, progress=progress, scheduler=scheduler)
-    seed = seq.entropy if isinstance(seq.entropy, int) else list(seq.entropy)
-    return Result.from_sums(scenario, seed, raw.layout, raw.sums, raw.elapsed_s, raw.workers)
+    return _run(
+        scenario_or_path, rounds, rng, workers=workers, progress=progress, scheduler=scheduler
+    )

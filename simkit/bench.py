@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from simkit import systems
 from simkit.engine import default_workers, simulate
 from simkit.scenario import Scenario, scenario_from_dict
 
@@ -19,24 +20,10 @@ DEFAULT_ROUNDS = 4_000_000
 
 
 def bench_scenarios() -> dict[str, Scenario]:
-    """The benchmark scenario of each system: 2 vs 2, default policies."""
-
-    def make(system: str, a: dict, b: dict) -> Scenario:
-        return scenario_from_dict(
-            {
-                "scenario": {"name": f"bench {system}", "system": system},
-                "combatant": [
-                    {"name": "A", "side": "a", "count": 2, **a},
-                    {"name": "B", "side": "b", "count": 2, **b},
-                ],
-            },
-            source=f"<bench {system}>",
-        )
-
+    """The benchmark scenario of every registered system: 2 vs 2, default policies."""
     return {
-        "readiness": make("readiness", {"readiness": 3}, {"readiness": 3}),
-        "vtm": make("vtm", {"dexterity": 3, "wits": 2}, {"dexterity": 2, "wits": 2}),
-        "perception": make("perception", {"perception": 4}, {"perception": 6}),
+        s.name: scenario_from_dict(s.bench_scenario(), source=f"<bench {s.name}>")
+        for s in systems.all_systems()
     }
 
 
@@ -55,11 +42,7 @@ def main(rounds: int | None = None, workers: int | None = None) -> int:
     print(header)
     print("-" * len(header))
     for system, scenario in bench_scenarios().items():
-        try:
-            simulate(scenario, 1000, np.random.SeedSequence(0), workers=1)  # load the kernel
-        except ImportError as exc:  # a system not built into this version
-            print(f"{system:<11} unavailable: {exc}")
-            continue
+        simulate(scenario, 1000, np.random.SeedSequence(0), workers=1)  # load the kernel
         one = measure(scenario, rounds, 1)
         many = measure(scenario, rounds, workers) if workers > 1 else one
         print(f"{system:<11} {one:>12,.0f}/s {many:>12,.0f}/s")

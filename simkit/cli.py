@@ -17,9 +17,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from simkit.api import run, validate
-from simkit.distributed import SchedulerError
-from simkit.progress import ProgressBar
+from simkit.engine.distributed import SchedulerError
+from simkit.output.progress import ProgressBar
 from simkit.scenario import Scenario, ScenarioError
 
 PROG = "simkit"
@@ -196,7 +195,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return args.handler(args)
-    except (CliError, ScenarioError) as exc:
+    except ScenarioError as exc:
+        first, *rest = str(exc).split("\n")
+        _error(first, details=tuple(r.strip() for r in rest))
+        return EXIT_ERROR
+    except CliError as exc:
         _error(str(exc))
         return EXIT_ERROR
     except SchedulerError as exc:  # dask missing, or the scheduler cannot be reached
@@ -231,10 +234,19 @@ def console_main() -> NoReturn:
     os._exit(status)
 
 
-def _error(message: str, prefix: str = f"{PROG}: error: ") -> None:
-    # One line, whatever the message holds (a name with a newline, say).
-    line = message.replace("\r", "\\r").replace("\n", "\\n")
-    print(prefix + line, file=sys.stderr, flush=True)
+def _error(message: str, prefix: str = f"{PROG}: error: ", details: tuple[str, ...] = ()) -> None:
+    """One ``simkit: error:`` line (control characters escaped), then one indented line
+    per detail (every problem of a scenario file)."""
+    line = _printable(message)
+    lines = [prefix + line] + ["  " + _printable(d) for d in details]
+    print("\n".join(lines), file=sys.stderr, flush=True)
+
+
+def _printable(text: str) -> str:
+    """``text`` on one line: newlines and other control characters escaped."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def _print_and_write(result: Any, out: Path | None) -> int:
@@ -251,7 +263,15 @@ def _print_and_write(result: Any, out: Path | None) -> int:
     return 0
 
 
+def validate(path: str) -> Scenario:
+    from simkit.api import validate as _validate
+
+    return _validate(path)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
+    from simkit.api import run
+
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
     rounds = args.rounds if args.rounds is not None else scenario.rounds
@@ -269,7 +289,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from simkit.report import make_report, planned_rounds  # only `simkit report` needs it
+    from simkit.analysis.report import make_report, planned_rounds
 
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
@@ -334,12 +354,13 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from simkit.sweep import grid_scenarios, parse_vary, sweep, sweep_table_vary
+    from simkit.api import sweep
+    from simkit.scenario import grid_scenarios, parse_vary, sweep_table
 
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
     # Check every spec and grid point before anything runs (sweep() does it again).
-    file_vary, file_rounds = sweep_table_vary(scenario)
+    file_vary, file_rounds = sweep_table(scenario)
     if args.vary is not None:
         axes = parse_vary(scenario, args.vary, label="--vary")
     elif file_vary is not None:
@@ -366,7 +387,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from simkit.compare import apply_set, compare
+    from simkit.api import compare
+    from simkit.scenario import apply_set
 
     if args.other is None and args.changes is None:
         raise CliError("B missing; give a second scenario file B or --set 'NAME.FIELD=VALUE'")

@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simkit import perception, readiness
-from simkit.random_stream import (
+from simkit.systems.perception import kernel as perception
+from simkit.systems.readiness import kernel as readiness
+from simkit.systems.stream import (
     CANONICAL_WORDS,
     STATE_WORDS,
     canonical_state,
@@ -82,3 +83,20 @@ def perception_round_states(
         compiled.sides.copy(),
         compiled.sg.copy(),
     )
+
+
+def compile_for(scenario):
+    """A scenario compiled for its system, with the engine's layout."""
+    from simkit import engine
+
+    return engine.prepare(scenario).compiled
+
+
+def revision_1_part(sums, layout):
+    """The sums a revision-1 kernel fills: the combatant, acts_before, distribution and
+    scenario slots and the per-combatant ratio pairs (not the group and side slots)."""
+    from simkit.metrics import Sums
+
+    end = layout.unit_offset
+    pairs = layout.n * len(layout.ratios)
+    return Sums(sums.s1[:end], sums.s2[:end], sums.sl[:end], sums.sx[:pairs], sums.tot)

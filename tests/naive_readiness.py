@@ -35,8 +35,8 @@ import numpy as np
 from naive_rng import NaiveStream
 
 from simkit.metrics import Layout
-from simkit.random_stream import chance_threshold
 from simkit.scenario import Scenario
+from simkit.systems.stream import chance_threshold
 
 COUNT_NAMES = (
     "first_action",

@@ -13,12 +13,14 @@ from pathlib import Path
 import pytest
 
 import simkit
+import simkit.analysis.result
+import simkit.analysis.run
 import simkit.api
-import simkit.result
+import simkit.output.files
+from simkit import systems
 from simkit.cli import main
 from simkit.engine import CHUNK_ROUNDS
-from simkit.progress import ProgressBar
-from simkit.schema import SYSTEM_RULES
+from simkit.output.progress import ProgressBar
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
@@ -26,6 +28,8 @@ WOLVES = SCENARIOS / "party_vs_wolves.toml"
 NAMES = ["Gunnar", "Astrid", "Leif", "Wolf 1", "Wolf 2", "Wolf 3"]
 
 SUMMARY_KEYS = {
+    "groups",
+    "sides",
     "simkit_version",
     "scenario",
     "system",
@@ -90,7 +94,7 @@ def test_out_writes_summary_and_metrics(tmp_path, capsys):
     assert summary["system"] == "readiness"
     assert summary["rounds"] == 4000
     assert summary["seed"] == 11
-    defaults = {key: spec.default for key, spec in SYSTEM_RULES["readiness"].items()}
+    defaults = {key: spec.default for key, spec in systems.get("readiness").rules.items()}
     assert summary["rules"] == defaults
     assert list(summary["combatants"]) == NAMES
     for name, entry in summary["combatants"].items():
@@ -145,7 +149,7 @@ def test_interrupted_run_writes_nothing(tmp_path, capsys, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(simkit.api, "simulate", interrupted)
+    monkeypatch.setattr(simkit.analysis.run, "simulate", interrupted)
     out = tmp_path / "out"
     assert main(["run", str(WOLVES), "--rounds", "1000", "--out", str(out)]) == 130
     captured = capsys.readouterr()
@@ -158,7 +162,7 @@ def test_failing_simulation_raises_and_writes_nothing(tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("kernel bug")
 
-    monkeypatch.setattr(simkit.api, "simulate", broken)
+    monkeypatch.setattr(simkit.analysis.run, "simulate", broken)
     out = tmp_path / "out"
     with pytest.raises(RuntimeError, match="kernel bug"):
         main(["run", str(WOLVES), "--rounds", "1000", "--out", str(out)])
@@ -169,7 +173,7 @@ def test_interrupted_write_leaves_no_partial_files(tmp_path, capsys, monkeypatch
     def interrupted(src, dst):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(simkit.result.os, "replace", interrupted)
+    monkeypatch.setattr(simkit.output.files.os, "replace", interrupted)
     out = tmp_path / "out"
     assert main(["run", str(WOLVES), "--rounds", "1000", "--out", str(out)]) == 130
     assert capsys.readouterr().err == "simkit: interrupted\n"
@@ -180,7 +184,7 @@ def test_unwritable_out_is_one_line(tmp_path, capsys, monkeypatch):
     def denied(self, out_dir):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(simkit.result.Result, "write", denied)
+    monkeypatch.setattr(simkit.analysis.result.Result, "write", denied)
     out = tmp_path / "out"
     assert main(["run", str(WOLVES), "--rounds", "1000", "--out", str(out)]) == 2
     err = capsys.readouterr().err
@@ -191,7 +195,7 @@ def test_validate_runs_nothing(tmp_path, capsys, monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("validate must not simulate")
 
-    monkeypatch.setattr(simkit.api, "simulate", forbidden)
+    monkeypatch.setattr(simkit.analysis.run, "simulate", forbidden)
     monkeypatch.chdir(tmp_path)
     assert main(["validate", str(WOLVES)]) == 0
     captured = capsys.readouterr()

@@ -26,13 +26,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from kernel_drivers import readiness_round_states
+from kernel_drivers import compile_for, readiness_round_states
 from naive_readiness import counts_from_row, play_round, play_rounds_keyed
 from naive_rng import NaiveStream
 
-from simkit import engine, readiness
-from simkit.random_stream import chunk_state
+from simkit import engine
 from simkit.scenario import Scenario, scenario_from_dict
+from simkit.systems.readiness import kernel as readiness
+from simkit.systems.stream import chunk_state
 
 
 def party(hold: str) -> Scenario:
@@ -109,7 +110,7 @@ def test_twin_sees_the_same_dice_in_every_round():
     assert draws_differ > TWIN_ROUNDS // 10, draws_differ
     # each kernel plays exactly its twin's rounds, draw for draw
     for v, s in enumerate(scenarios):
-        compiled = readiness.compile_scenario(s)
+        compiled = compile_for(s)
         rows = readiness.trace(compiled, key, TWIN_ROUNDS)
         states = readiness_round_states(compiled, key, TWIN_ROUNDS)
         counts, twin_states = played[v]
@@ -154,7 +155,7 @@ def test_kernels_order_the_same_dice_in_every_round(hold):
     decided = da != db
     want = (da > db)[decided]
     variants = [duel_with_bystanders("never"), duel_with_bystanders(hold)]
-    compiled = [readiness.compile_scenario(s) for s in variants]
+    compiled = [compile_for(s) for s in variants]
     for c in compiled:
         rows = readiness.trace(c, key, KERNEL_ROUNDS, first=first)
         assert np.array_equal(_a_before_b(c, rows)[decided], want)

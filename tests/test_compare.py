@@ -14,12 +14,14 @@ import pytest
 import simkit
 from simkit.cli import main
 from simkit.engine import seed_sequence, simulate
-from simkit.metrics import estimates
+from simkit.metrics import estimates, t_quantile_975
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
 WOLVES = SCENARIOS / "party_vs_wolves.toml"  # Gunnar holds until attacked
-COMPARE_MODULE = importlib.import_module("simkit.compare")  # simkit.compare is the function
+COMPARE_MODULE = importlib.import_module(
+    "simkit.analysis.compare"
+)  # simkit.compare is the function
 COLUMNS = [
     "combatant",
     "metric",
@@ -125,7 +127,7 @@ def test_short_runs_use_at_least_32_batches():
     c = simkit.compare(WOLVES, set=["Gunnar.hold=never"], rounds=20_000, rng=2)
     assert c.batch_rounds == 20_000 // 32
     assert c.batches >= 32
-    assert c.t_paired == pytest.approx(COMPARE_MODULE.t_quantile_975(c.batches - 1))
+    assert c.t_paired == pytest.approx(t_quantile_975(c.batches - 1))
 
 
 @pytest.mark.parametrize(
@@ -143,7 +145,7 @@ def test_short_runs_use_at_least_32_batches():
     ],
 )
 def test_student_t_quantile(df, quantile):
-    assert COMPARE_MODULE.t_quantile_975(df) == pytest.approx(quantile, abs=2e-8)
+    assert t_quantile_975(df) == pytest.approx(quantile, abs=2e-8)
 
 
 def test_set_for_every_combatant_rules_and_mappings():
@@ -217,7 +219,7 @@ def test_cli_compare_prints_differences_and_the_narrowing(tmp_path, capsys):
 
 
 def test_difference_plots_render(hold):
-    from simkit.plots import comparison_figure, figure_png, plot_differences
+    from simkit.output.plots import comparison_figure, figure_png, plot_differences
 
     png = figure_png(comparison_figure(hold, ["first_action", "actions", "hasty_share"]))
     assert png.startswith(b"\x89PNG\r\n\x1a\n")

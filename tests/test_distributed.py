@@ -22,7 +22,7 @@ import pytest
 import simkit
 from simkit import engine
 from simkit.cli import main
-from simkit.distributed import DaskMissingError, SchedulerError
+from simkit.engine.distributed import DaskMissingError, SchedulerError
 from simkit.scenario import Scenario, load_scenario, scenario_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -268,5 +268,6 @@ def test_scenarios_and_compiled_scenarios_pickle():
     for path in sorted(SCENARIOS.glob("*.toml")):
         scenario = load_scenario(path)
         assert pickle.loads(pickle.dumps(scenario)) == scenario
-        compiled = engine.system_module(scenario.system).compile_scenario(scenario)
-        assert pickle.loads(pickle.dumps(compiled)).layout == compiled.layout
+        job = engine.prepare(scenario)
+        back = pickle.loads(pickle.dumps(job))
+        assert back.layout == job.layout and back.system is job.system

@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 
 import simkit
-from simkit import engine, perception, readiness
-from simkit.random_stream import chunk_state
+from simkit import engine
 from simkit.scenario import Scenario, scenario_from_dict
+from simkit.systems.perception import kernel as perception
+from simkit.systems.readiness import kernel as readiness
+from simkit.systems.stream import chunk_state
 
 ROUNDS = 2 * engine.CHUNK_ROUNDS + 1234  # three chunks, the last one short
 SUM_FIELDS = ("s1", "s2", "sl", "sx", "tot")
@@ -112,7 +114,7 @@ def test_batches_are_the_rounds_of_the_chunks_in_order(system):
     """Batch b of chunk k holds rounds 4096 b .. of chunk k's key (traced directly)."""
     scenario = SCENARIOS["readiness" if system == "readiness" else "perception (per round)"]()
     module = readiness if system == "readiness" else perception
-    compiled = module.compile_scenario(scenario)
+    compiled = engine.prepare(scenario).compiled
     seq = np.random.SeedSequence(99)
     rounds = engine.CHUNK_ROUNDS + 5000
     batched = engine.simulate(scenario, rounds, seq, batch_rounds=4096)

@@ -22,14 +22,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from kernel_drivers import perception_round_states
+from kernel_drivers import compile_for, perception_round_states
 from naive_perception import counts_from_row, play_round
 from naive_rng import NaiveStream, key_for_round_words, round_words, words_for_outputs
 
 import simkit
-from simkit import perception
-from simkit.random_stream import chance_threshold
 from simkit.scenario import Scenario, load_scenario, scenario_from_dict
+from simkit.systems.perception import kernel as perception
+from simkit.systems.stream import chance_threshold
 
 ROOT = Path(__file__).resolve().parent.parent
 ROUNDS = 200_000
@@ -387,7 +387,7 @@ def test_worked_example_seed_rolls_twin(file):
 def test_worked_example_seed_rolls_kernel(file):
     """The kernel on a round stream whose first two bytes roll the seed's 9 and 2."""
     scenario = load_scenario(ROOT / "scenarios" / file)
-    compiled = perception.compile_scenario(scenario)
+    compiled = compile_for(scenario)
     # round 0 starts from crafted words: first output's bytes, low first, are 8 -> d10
     # = 9 and 1 -> d10 = 2, then bytes a d10 rejects (>= 250) if it were rolled again
     first_output = 8 | (1 << 8) | sum(0xFF << (8 * k) for k in range(2, 8))

@@ -18,14 +18,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from kernel_drivers import perception_round_states
+from kernel_drivers import compile_for, perception_round_states, revision_1_part
 from naive_perception import counts_from_row, play_rounds_keyed
 
 import simkit
-from simkit import perception
 from simkit.metrics import flush_cycle
-from simkit.random_stream import below, chunk_state
 from simkit.scenario import Scenario, scenario_from_dict
+from simkit.systems.perception import kernel as perception
+from simkit.systems.stream import below, chunk_state
 
 SHARES = (1.0, 1.0, 0.0, 0.5, 0.3, 0.9)
 RULE_CHOICES = {
@@ -115,7 +115,7 @@ def random_scenario_dict(
 
 def compare(scenario: Scenario, seed: int, n_rounds: int, first: int = 0) -> list[str]:
     """Kernel vs twin over rounds ``first ..`` of a chunk; mismatch descriptions (empty: equal)."""
-    compiled = perception.compile_scenario(scenario)
+    compiled = compile_for(scenario)
     key = chunk_state(np.random.SeedSequence(seed), 0)
     rows = perception.trace(compiled, key, n_rounds, first=first)
     twin, twin_states = play_rounds_keyed(scenario, key, n_rounds, first=first)
@@ -207,7 +207,7 @@ def test_twin_sees_ties_of_every_kind():
         scenario = scenario_from_dict(random_scenario_dict(rng, f"t{k}"))
         if scenario.rules["mode"] != "individual" or scenario.rules["tie"] != "simultaneous":
             continue
-        compiled = perception.compile_scenario(scenario)
+        compiled = compile_for(scenario)
         rows = perception.trace(compiled, chunk_state(np.random.SeedSequence(k), 0), 200)
         n = compiled.layout.n
         first = rows[:, [compiled.layout.count_index(i, "first_action") for i in range(n)]]
@@ -231,26 +231,28 @@ def test_run_chunk_equals_flushed_trace(seed):
     for k in range(6):
         data = random_scenario_dict(rng, f"chunk-{seed}-{k}", max_total=3 + seed % 5)
         scenario = scenario_from_dict(data)
-        compiled = perception.compile_scenario(scenario)
+        compiled = compile_for(scenario)
         key = chunk_state(np.random.SeedSequence(seed), k)
         rows = perception.trace(compiled, key, 3000)
         want = _flushed_sums(compiled, rows)
         got = compiled.layout.new_sums()
         assert perception.run_chunk(compiled, key, 3000, got) is False
+        got = revision_1_part(got, compiled.layout)
+        want = revision_1_part(want, compiled.layout)
         for field in ("s1", "s2", "sl", "sx", "tot"):
             assert np.array_equal(getattr(got, field), getattr(want, field)), (
                 f"{field} differs (n={compiled.layout.n})\n{to_toml(data)}"
             )
         # the same rounds in pieces (``first``): every round is its own cycle, so the
         # pieces add up to exactly the same sums, and each piece is its traced rounds
-        pieces = compiled.layout.new_sums()
+        pieces = revision_1_part(compiled.layout.new_sums(), compiled.layout)
         for first in range(0, 3000, 1100):
             part = compiled.layout.new_sums()
             size = min(1100, 3000 - first)
             assert perception.run_chunk(compiled, key, size, part, first=first, no_hold=True)
             part_want = _flushed_sums(compiled, rows[first : first + size])
             assert np.array_equal(part.s1, part_want.s1) and np.array_equal(part.s2, part_want.s2)
-            pieces.add(part)
+            pieces.add(revision_1_part(part, compiled.layout))
         for field in ("s1", "s2", "sl", "sx", "tot"):
             assert np.array_equal(getattr(pieces, field), getattr(want, field)), field
 
@@ -258,7 +260,7 @@ def test_run_chunk_equals_flushed_trace(seed):
 def test_trace_from_first_and_no_hold_first():
     """``trace(first=k)`` gives rounds k.. of the chunk; ``no_hold_first`` changes nothing."""
     scenario = scenario_from_dict(random_scenario_dict(random.Random(21), "first"))
-    compiled = perception.compile_scenario(scenario)
+    compiled = compile_for(scenario)
     key = chunk_state(np.random.SeedSequence(21), 0)
     whole = perception.trace(compiled, key, 300)
     for k in (1, 150, 299):
@@ -309,7 +311,7 @@ def test_round_invariants(seed):
     rng = random.Random(500 + seed)
     for k in range(10):
         scenario = scenario_from_dict(random_scenario_dict(rng, f"inv-{seed}-{k}"))
-        compiled = perception.compile_scenario(scenario)
+        compiled = compile_for(scenario)
         lay = compiled.layout
         rows = perception.trace(compiled, chunk_state(np.random.SeedSequence(seed), k), 500)
         n = lay.n

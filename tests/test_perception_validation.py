@@ -66,19 +66,19 @@ def test_two_commanders_on_one_side(tmp_path):
     path = _write(tmp_path, gunnar="commander = true", astrid="commander = true")
     msg = _error(path)
     assert str(path) in msg
-    assert "combatant[1].commander" in msg
+    assert "(index 1).commander" in msg
     assert "more than one commander" in msg and "party" in msg
 
 
 def test_two_commanders_rejected_in_individual_mode_too(tmp_path):
     path = _write(tmp_path, 'mode = "individual"', "commander = true", "commander = true")
-    assert "combatant[1].commander" in _error(path)
+    assert "(index 1).commander" in _error(path)
 
 
 def test_count_group_of_commanders(tmp_path):
     path = _write(tmp_path, wolf="count = 2\ncommander = true")
     msg = _error(path)
-    assert str(path) in msg and "combatant[2].commander" in msg
+    assert str(path) in msg and "(index 2).commander" in msg
 
 
 def test_group_mode_side_without_commander(tmp_path):
@@ -111,14 +111,14 @@ def test_readiness_field_in_perception_scenario(tmp_path):
     path = _write(tmp_path, astrid="readiness = 3")
     msg = _error(path)
     assert str(path) in msg
-    assert "combatant[1].readiness" in msg
+    assert "(index 1).readiness" in msg
     assert "readiness" in msg and "perception" in msg
 
 
 def test_vtm_field_in_perception_scenario(tmp_path):
     path = _write(tmp_path, wolf="wits = 2")
     msg = _error(path)
-    assert str(path) in msg and "combatant[2].wits" in msg
+    assert str(path) in msg and "(index 2).wits" in msg
 
 
 def test_readiness_rule_in_perception_scenario(tmp_path):
@@ -147,11 +147,11 @@ def test_unknown_rule_value(tmp_path, rules, field, value):
 @pytest.mark.parametrize(
     ("line", "field"),
     [
-        ("perception = -1", "combatant[0].perception"),
-        ("perception = 31", "combatant[0].perception"),
-        ('perception = "high"', "combatant[0].perception"),
-        ('perception = 4\ncommander = "yes"', "combatant[0].commander"),
-        ("attack_share = 1.5", "combatant[0].attack_share"),
+        ("perception = -1", "(index 0).perception"),
+        ("perception = 31", "(index 0).perception"),
+        ('perception = "high"', "(index 0).perception"),
+        ('perception = 4\ncommander = "yes"', "(index 0).commander"),
+        ("attack_share = 1.5", "(index 0).attack_share"),
     ],
 )
 def test_bad_field_values(tmp_path, line, field):
@@ -169,10 +169,10 @@ def test_missing_perception(tmp_path):
         GOOD.format(rules="", gunnar="", astrid="", wolf="").replace("perception = 6\n", "")
     )
     msg = _error(path)
-    assert str(path) in msg and "combatant[2].perception" in msg
+    assert str(path) in msg and "(index 2).perception" in msg
 
 
 def test_target_must_be_an_opponent(tmp_path):
     path = _write(tmp_path, gunnar='target = "Astrid"')
     msg = _error(path)
-    assert str(path) in msg and "combatant[0].target" in msg
+    assert str(path) in msg and "(index 0).target" in msg

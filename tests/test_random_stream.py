@@ -17,7 +17,7 @@ from naive_rng import (
 )
 from numba import njit
 
-from simkit.random_stream import (
+from simkit.systems.stream import (
     CANONICAL_WORDS,
     STATE_WORDS,
     below,

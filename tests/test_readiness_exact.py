@@ -19,12 +19,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from kernel_drivers import compile_for
 from naive_readiness import counts_from_row, play_round, to_toml
 from naive_rng import NaiveStream, key_for_round_words, round_words, words_for_outputs
 
 import simkit
-from simkit import readiness
 from simkit.scenario import Scenario, scenario_from_dict
+from simkit.systems.readiness import kernel as readiness
 
 TWO53 = 1 << 53
 
@@ -426,7 +427,7 @@ def test_r3_worked_example_kernel(r):
     twin = play_round(scenario, NaiveStream.for_round(key, r), log=log)
     turns = [(e[1], e[2]) for e in log if e[0] == "act"]
     assert turns == [("B", 6), ("A", 6), ("B", 6), ("A", 6), ("W", 6), ("B", 5), ("A", 2), ("W", 1)]
-    compiled = readiness.compile_scenario(scenario)
+    compiled = compile_for(scenario)
     rows = readiness.trace(compiled, key, 1, first=r)
     got = counts_from_row(rows[0], compiled.layout)
     assert got == twin
@@ -468,6 +469,6 @@ def test_tie_breaks_on_crafted_dice(dice_a, dice_b, first):
     twin = play_round(scenario, FixedDice(dice))
     assert twin[(first, "first_action")] == 1
     words = stream_words_for_outputs(dice_bytes(dice))
-    compiled = readiness.compile_scenario(scenario)
+    compiled = compile_for(scenario)
     row = readiness.trace(compiled, key_for_round(words), 1)[0]
     assert counts_from_row(row, compiled.layout) == twin

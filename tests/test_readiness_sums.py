@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from kernel_drivers import compile_for
 
-from simkit import readiness
-from simkit.random_stream import chunk_state
 from simkit.scenario import scenario_from_dict
+from simkit.systems.readiness import kernel as readiness
+from simkit.systems.stream import chunk_state
 
 
 def _scenario(hold_a: str, hold_b: str, guard: bool = False):
@@ -61,7 +62,7 @@ def _reduce(rows: np.ndarray, layout) -> dict[str, np.ndarray]:
 )
 def test_run_chunk_sums_equal_reduced_trace(hold_a, hold_b):
     scenario = _scenario(hold_a, hold_b, guard=True)
-    compiled = readiness.compile_scenario(scenario)
+    compiled = compile_for(scenario)
     key = chunk_state(np.random.SeedSequence(42), 0)
     n = 3000
     rows = readiness.trace(compiled, key, n)
@@ -76,7 +77,7 @@ def test_run_chunk_sums_equal_reduced_trace(hold_a, hold_b):
 
 def test_batches_carry_r8_and_keep_every_round():
     scenario = _scenario("until_attacked", "until_attacked")
-    compiled = readiness.compile_scenario(scenario)
+    compiled = compile_for(scenario)
     key = chunk_state(np.random.SeedSequence(7), 0)
     whole = compiled.layout.new_sums()
     readiness.run_chunk(compiled, key, 1000, whole)

@@ -18,12 +18,15 @@ import pytest
 
 import simkit
 import simkit.cli
-import simkit.progress
+import simkit.output.progress
 from simkit.cli import main
 from simkit.metrics import Z95
-from simkit.progress import ProgressBar
+from simkit.output.progress import ProgressBar
 
-report_module = importlib.import_module("simkit.report")  # `simkit.report` is the function
+report_module = importlib.import_module("simkit.analysis.report")
+render_module = importlib.import_module("simkit.output.report")
+format_module = importlib.import_module("simkit.output.format")
+files_module = importlib.import_module("simkit.output.files")
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
@@ -114,7 +117,7 @@ def test_every_csv_parses(wolves):
 
 def test_sweep_point_zero_is_the_main_run(wolves):
     _, _, rendered, _ = wolves
-    sweep = report_module.sweep_table(rendered.data)
+    sweep = render_module.sweep_table(rendered.data)
     zero = sweep[(sweep.offset == 0) & (sweep.side == "party") & (sweep.metric == "actions")]
     main_run = rendered.data.result
     for row in zero.itertuples(index=False):
@@ -174,7 +177,7 @@ def test_progress_counts_every_planned_round(wolves):
 
 
 def test_decimals_follow_the_interval():
-    fmt = report_module.format_estimate
+    fmt = format_module.format_estimate
     assert fmt("first_action", 0.41234, 0.0005) == "41.23% ± 0.10%"
     assert fmt("first_action", 0.41234, 0.0003) == "41.23% ± 0.06%"
     assert fmt("actions", 2.38251, 0.0008) == "2.383 ± 0.002"
@@ -193,7 +196,7 @@ def test_report_of_a_system_without_holding(tmp_path, capsys):
     holding = pd.read_csv(out / "holding.csv")
     assert holding.empty and "combatant" in holding.columns
     md = (out / "report.md").read_text(encoding="utf-8")
-    assert "readiness system" in md and "hasty" not in md.lower()
+    assert "has no rule for waiting" in md and "hasty" not in md.lower()
     sweep = pd.read_csv(out / "sweep.csv")
     gunnar = sweep[(sweep.combatant == "Gunnar") & (sweep.side == "party")]
     assert sorted(set(gunnar.value)) == [2, 3, 4, 5, 6]
@@ -274,7 +277,7 @@ def test_interrupted_write_leaves_no_partial_files(wolves, tmp_path, monkeypatch
         replaced.append(dst)
         os.rename(src, dst)
 
-    monkeypatch.setattr(report_module.os, "replace", interrupted)
+    monkeypatch.setattr(files_module.os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
         rendered.write(tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == [Path(replaced[0]).name]
@@ -298,12 +301,12 @@ def test_bar_appears_once_a_run_has_lasted_its_delay():
         assert "50.0%" in tty.getvalue() and "500/1,000 rounds" in tty.getvalue()
         assert re.search(r"[0-9,.]+( M)? rounds/s", tty.getvalue())
     assert tty.getvalue().endswith("\r\033[K")
-    assert ProgressBar(10).delay == simkit.progress.MIN_SECONDS == 1.0
+    assert ProgressBar(10).delay == simkit.output.progress.MIN_SECONDS == 1.0
 
 
 def test_report_shows_the_bar_with_rounds_per_second_on_a_terminal(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(report_module, "figures", lambda data: [])  # the bar is what counts here
-    monkeypatch.setattr(simkit.progress, "_is_terminal", lambda stream: True)
+    monkeypatch.setattr(render_module, "figures", lambda data: [])  # the bar is what counts here
+    monkeypatch.setattr(simkit.output.progress, "_is_terminal", lambda stream: True)
     monkeypatch.setattr(simkit.cli, "ProgressBar", functools.partial(ProgressBar, min_rounds=0))
     assert main(["report", str(PERCEPTION), "--rounds", "3000", "--out", str(tmp_path)]) == 0
     err = capsys.readouterr().err

@@ -90,7 +90,7 @@ BAD_SCENARIOS: list[tuple[str, str, str, tuple[str, ...]]] = [
     (
         "unknown-combatant-key",
         doc(combatants=[with_(HERO, readines="3"), WOLF]),
-        "combatant[0].readines",
+        "(index 0).readines",
         ("did you mean 'readiness'", "allowed: name, side, count"),
     ),
     (
@@ -108,67 +108,67 @@ BAD_SCENARIOS: list[tuple[str, str, str, tuple[str, ...]]] = [
     (
         "field-of-other-system",
         doc(combatants=[with_(HERO, perception="4"), WOLF]),
-        "combatant[0].perception",
+        "(index 0).perception",
         ("field of system perception", "allowed: name, side"),
     ),
     (
         "readiness-bool",
         doc(combatants=[HERO, with_(WOLF, readiness="true")]),
-        "combatant[1].readiness",
+        "(index 1).readiness",
         ("got bool", "an integer from 1 to 20"),
     ),
     (
         "readiness-zero",
         doc(combatants=[HERO, with_(WOLF, readiness="0")]),
-        "combatant[1].readiness",
+        "(index 1).readiness",
         ("0 is not allowed", "an integer from 1 to 20"),
     ),
     (
         "readiness-21",
         doc(combatants=[with_(HERO, readiness="21"), WOLF]),
-        "combatant[0].readiness",
+        "(index 0).readiness",
         ("21 is not allowed", "an integer from 1 to 20"),
     ),
     (
         "readiness-float",
         doc(combatants=[with_(HERO, readiness="3.5"), WOLF]),
-        "combatant[0].readiness",
+        "(index 0).readiness",
         ("got float", "an integer from 1 to 20"),
     ),
     (
         "readiness-string",
         doc(combatants=[with_(HERO, readiness='"3"'), WOLF]),
-        "combatant[0].readiness",
+        "(index 0).readiness",
         ("got str", "an integer from 1 to 20"),
     ),
     (
         "readiness-missing",
         doc(combatants=[with_(HERO, readiness=None), WOLF]),
-        "combatant[0].readiness",
+        "(index 0).readiness",
         ("missing", "an integer from 1 to 20"),
     ),
     (
         "advantage-negative",
         doc(combatants=[with_(HERO, advantage="-1"), WOLF]),
-        "combatant[0].advantage",
+        "(index 0).advantage",
         ("-1 is not allowed", "an integer from 0"),
     ),
     (
         "count-zero",
         doc(combatants=[HERO, with_(WOLF, count="0")]),
-        "combatant[1].count",
+        "(index 1).count",
         ("an integer from 1 to 100",),
     ),
     (
         "attack-share-above-one",
         doc(combatants=[with_(HERO, attack_share="1.5"), WOLF]),
-        "combatant[0].attack_share",
+        "(index 0).attack_share",
         ("a number from 0 to 1",),
     ),
     (
         "guard-not-bool",
         doc(combatants=[with_(HERO, guard='"yes"'), WOLF]),
-        "combatant[0].guard",
+        "(index 0).guard",
         ("true or false",),
     ),
     (
@@ -204,37 +204,37 @@ BAD_SCENARIOS: list[tuple[str, str, str, tuple[str, ...]]] = [
     (
         "unknown-hold-policy",
         doc(combatants=[with_(HERO, hold='"until_attack"'), WOLF]),
-        "combatant[0].hold",
+        "(index 0).hold",
         ("did you mean 'until_attacked'", '"never", "until_attacked", "until_enemy_acts"'),
     ),
     (
         "bad-defend-policy",
         doc(combatants=[with_(HERO, defend='"hasty_up_to:two"'), WOLF]),
-        "combatant[0].defend",
+        "(index 0).defend",
         ('"hasty_up_to:N"', '"unless_hasty"'),
     ),
     (
         "unknown-role",
         doc(combatants=[with_(HERO, role='"villain"'), WOLF]),
-        "combatant[0].role",
+        "(index 0).role",
         ('"hero", "secondary"',),
     ),
     (
         "weakness-on-secondary",
         doc(combatants=[HERO, with_(WOLF, weakness="2")]),
-        "combatant[1].weakness",
+        "(index 1).weakness",
         ('role = "hero"',),
     ),
     (
         "duplicate-name",
         doc(combatants=[HERO, with_(HERO, side='"wolves"')]),
-        "combatant[1].name",
+        "(index 1).name",
         ("duplicate combatant name 'Hero'", "must be unique"),
     ),
     (
         "duplicate-after-count",
         doc(combatants=[with_(HERO, name='"Wolf 2"'), WOLF]),
-        "combatant[1].name",
+        "(index 1).name",
         ("duplicate combatant name 'Wolf 2'", "must be unique after count expansion"),
     ),
     (
@@ -276,19 +276,19 @@ BAD_SCENARIOS: list[tuple[str, str, str, tuple[str, ...]]] = [
     (
         "target-ally",
         doc(combatants=[HERO, with_(HERO, name='"Astrid"', target='"Hero"'), WOLF]),
-        "combatant[1].target",
+        "(index 1).target",
         ("not an opponent", "ally", "\"random\" or one of 'Wolf 1', 'Wolf 2', 'Wolf'"),
     ),
     (
         "target-unknown",
         doc(combatants=[with_(HERO, target='"Wolff"'), WOLF]),
-        "combatant[0].target",
+        "(index 0).target",
         ("not an opponent", "did you mean 'Wolf", '"random" or one of'),
     ),
     (
         "target-own-group",
         doc(combatants=[HERO, with_(WOLF, target='"Wolf"')]),
-        "combatant[1].target",
+        "(index 1).target",
         ("its own side", "\"random\" or one of 'Hero'"),
     ),
     (
@@ -307,19 +307,19 @@ BAD_SCENARIOS: list[tuple[str, str, str, tuple[str, ...]]] = [
                 P_WOLF,
             ],
         ),
-        "combatant[1].commander",
+        "(index 1).commander",
         ("at most one per side",),
     ),
     (
         "vtm-rating-and-parts",
         doc(VTM, combatants=[with_(V_HERO, rating="5"), V_FOE]),
-        "combatant[0].rating",
+        "(index 0).rating",
         ("either rating or dexterity and wits",),
     ),
     (
         "vtm-missing-wits",
         doc(VTM, combatants=[with_(V_HERO, wits=None), V_FOE]),
-        "combatant[0].wits",
+        "(index 0).wits",
         ("missing", "dexterity and wits"),
     ),
 ]
@@ -375,7 +375,7 @@ def test_missing_file(tmp_path, capsys):
 
 def test_directory_instead_of_file(tmp_path, capsys):
     assert main(["validate", str(tmp_path)]) == 2
-    assert_one_error_line(capsys.readouterr().err, str(tmp_path), "cannot read file")
+    assert_one_error_line(capsys.readouterr().err, str(tmp_path), "not a regular file")
 
 
 def test_not_utf8(tmp_path, capsys):
@@ -385,11 +385,16 @@ def test_not_utf8(tmp_path, capsys):
     assert_one_error_line(capsys.readouterr().err, str(scenario), "not a UTF-8 text file")
 
 
-def test_newline_in_a_name_still_gives_one_line(tmp_path, capsys):
+def test_newline_in_a_name_is_rejected_and_each_problem_gets_a_line(tmp_path, capsys):
     odd = with_(HERO, name='"""Hero\nthe Bold"""')
     scenario = write(tmp_path, doc(combatants=[odd, with_(odd, side='"wolves"')]))
     assert main(["validate", str(scenario)]) == 2
-    assert_one_error_line(capsys.readouterr().err, "combatant[1].name", "Hero\\nthe Bold")
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == f"simkit: error: {scenario}: 2 problems"
+    assert len(lines) == 3
+    for k, line in enumerate(lines[1:]):
+        assert line.startswith(f"  combatant[{k}].name: ")
+        assert "'Hero\\nthe Bold' contains control characters" in line
 
 
 @pytest.mark.parametrize(
@@ -537,7 +542,7 @@ def test_integer_attack_share_is_accepted_as_float(tmp_path):
 
 def test_bool_is_not_an_integer(tmp_path):
     text = doc(combatants=[with_(HERO, readiness="true"), WOLF])
-    with pytest.raises(ScenarioError, match=r"combatant\[0\]\.readiness: .*got bool"):
+    with pytest.raises(ScenarioError, match=r'combatant "Hero" \(index 0\)\.readiness: .*got bool'):
         load_scenario(write(tmp_path, text))
 
 

@@ -11,14 +11,14 @@ import pandas as pd
 import pytest
 
 import simkit
+from simkit.analysis.result import COLUMNS
 from simkit.cli import main
-from simkit.result import COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 WOLVES = ROOT / "scenarios" / "party_vs_wolves.toml"
 WOLF_NAMES = ["Wolf 1", "Wolf 2", "Wolf 3"]
 PNG = b"\x89PNG\r\n\x1a\n"
-SWEEP_MODULE = importlib.import_module("simkit.sweep")  # simkit.sweep is the function
+SWEEP_MODULE = importlib.import_module("simkit.analysis.sweep")  # simkit.sweep is the function
 
 SMALL_SCENARIO = """\
 [scenario]
@@ -218,22 +218,29 @@ def test_a_sweep_table_may_list_values_per_field(tmp_path):
 @pytest.mark.parametrize(
     ("table", "fragment"),
     [
-        ('vary = ["Wolf.readines=1..3"]', "sweep.vary 'Wolf.readines=1..3'"),
+        ('vary = ["Wolf.readines=1..3"]', "sweep.vary: 'Wolf.readines=1..3'"),
         ("vary = 3", "sweep.vary: expected a list of strings"),
-        ('varyy = ["Wolf.readiness=1..3"]', "sweep.varyy: unknown key (did you mean 'vary'?)"),
+        (
+            'varyy = ["Wolf.readiness=1..3"]',
+            "sweep.varyy: unknown key 'varyy' (did you mean 'vary'?)",
+        ),
         ('vary = ["Wolf.readiness=1..3"]\nrounds = 0', "sweep.rounds"),
         ('vary = ["Wolf.readiness=3..1"]', "empty range 3..1"),
     ],
 )
-def test_a_bad_sweep_table_exits_2(table, fragment, tmp_path, capsys):
+@pytest.mark.parametrize("command", ["validate", "run", "sweep"])
+def test_a_bad_sweep_table_exits_2(table, fragment, command, tmp_path, capsys):
     path = tmp_path / "bad.toml"
     path.write_text(
         SMALL_SCENARIO.replace('vary = ["Wolf.readiness=1..3"]\nrounds = 20_000', table)
     )
     out = tmp_path / "out"
-    assert main(["sweep", str(path), "--out", str(out)]) == 2
+    args = [command, str(path)] + ([] if command == "validate" else ["--out", str(out)])
+    assert main(args) == 2
     err = capsys.readouterr().err
-    assert len(err.splitlines()) == 1
+    lines = err.splitlines()
+    assert lines[0].startswith("simkit: error: ")
+    assert all(line.startswith("  ") for line in lines[1:])
     assert fragment in err
     assert str(path) in err
     assert not out.exists()

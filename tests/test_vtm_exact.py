@@ -22,7 +22,7 @@ import pytest
 from naive_vtm import RoundOutcome, play_round, row_maker
 
 import simkit
-from simkit import vtm
+from simkit import engine
 from simkit.scenario import Scenario, scenario_from_dict
 
 ROUNDS = 200_000
@@ -95,7 +95,7 @@ def labels(layout) -> list[tuple[str, str]]:
 
 def exact_metrics(scenario: Scenario) -> dict[tuple[str, str], Fraction]:
     """Exact per-round means of every metric, by enumeration of the twin."""
-    layout = vtm.layout_for(scenario)
+    layout = engine.layout_for(scenario)
     row = row_maker(layout)
     total = [Fraction(0)] * layout.size
     mass = Fraction(0)

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from kernel_drivers import compile_for
 from naive_rng import NaiveStream
 from naive_vtm import play_round, row_maker
 
 import simkit
-from simkit import vtm
+from simkit import engine
 from simkit.engine import CHUNK_ROUNDS, simulate
-from simkit.random_stream import chunk_state
 from simkit.scenario import Scenario, scenario_from_dict
+from simkit.systems.stream import chunk_state
+from simkit.systems.vtm import kernel as vtm
 
 SHARES = (1.0, 1.0, 1.0, 0.5, 0.3, 0.0)
 
@@ -62,7 +64,7 @@ def random_scenario(rng: np.random.Generator, max_entries: int = 5) -> Scenario:
 
 def twin_rows(scenario: Scenario, key: np.ndarray, n_rounds: int, first: int = 0) -> np.ndarray:
     """The twin's counts of rounds ``first ..``, each round on its own stream."""
-    row = row_maker(vtm.layout_for(scenario))
+    row = row_maker(engine.layout_for(scenario))
     rows = [
         row(play_round(scenario, NaiveStream.for_round(key, r)))
         for r in range(first, first + n_rounds)
@@ -71,7 +73,7 @@ def twin_rows(scenario: Scenario, key: np.ndarray, n_rounds: int, first: int = 0
 
 
 def explain(scenario: Scenario, kernel: np.ndarray, twin: np.ndarray) -> str:
-    layout = vtm.layout_for(scenario)
+    layout = engine.layout_for(scenario)
     labels = [""] * layout.size
     for i, name in enumerate(layout.names):
         for m in layout.counts:
@@ -91,7 +93,7 @@ def explain(scenario: Scenario, kernel: np.ndarray, twin: np.ndarray) -> str:
 
 
 def check_twin(scenario: Scenario, seed: int, n_rounds: int, first: int = 0) -> None:
-    compiled = vtm.compile_scenario(scenario)
+    compiled = compile_for(scenario)
     key = chunk_state(np.random.SeedSequence(seed), 0)
     twin = twin_rows(scenario, key, n_rounds, first)
     kernel = vtm.trace(compiled, key, n_rounds, first=first)
@@ -183,7 +185,7 @@ def test_run_chunk_sums_equal_trace_sums(policies, count, tie):
         ],
     }
     scenario = scenario_from_dict(data)
-    compiled = vtm.compile_scenario(scenario)
+    compiled = compile_for(scenario)
     n_rounds = 3000
     key = chunk_state(np.random.SeedSequence(11), 0)
     rows = vtm.trace(compiled, key, n_rounds)
@@ -205,7 +207,7 @@ def test_run_chunk_sums_equal_trace_sums(policies, count, tie):
 def test_rounds_have_streams_of_their_own():
     """Round r depends on the key and r only (common random numbers across variants)."""
     scenario = random_scenario(np.random.default_rng(3))
-    compiled = vtm.compile_scenario(scenario)
+    compiled = compile_for(scenario)
     key = chunk_state(np.random.SeedSequence(4), 2)
     whole = vtm.trace(compiled, key, 50)
     assert np.array_equal(vtm.trace(compiled, key, 20, first=30), whole[30:])
@@ -235,10 +237,8 @@ def test_round_invariants():
     rng = np.random.default_rng(77)
     for k in range(40):
         scenario = random_scenario(rng)
-        layout = vtm.layout_for(scenario)
-        rows = vtm.trace(
-            vtm.compile_scenario(scenario), chunk_state(np.random.SeedSequence(k), 0), 50
-        )
+        layout = engine.layout_for(scenario)
+        rows = vtm.trace(compile_for(scenario), chunk_state(np.random.SeedSequence(k), 0), 50)
         n = layout.n
         for row in rows:
             assert sum(row[layout.count_index(i, "first_action")] for i in range(n)) >= 1

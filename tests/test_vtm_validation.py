@@ -61,42 +61,42 @@ def test_a_valid_file_loads(tmp_path):
 
 def test_readiness_field_in_a_vtm_scenario(tmp_path):
     path = write(tmp_path, combatant(rating=4, readiness=3))
-    rejected(path, "combatant[0].readiness", "readiness", "vtm")
+    rejected(path, "(index 0).readiness", "readiness", "vtm")
 
 
 def test_perception_field_in_a_vtm_scenario(tmp_path):
     path = write(tmp_path, combatant(rating=4, perception=3))
-    rejected(path, "combatant[0].perception", "perception")
+    rejected(path, "(index 0).perception", "perception")
 
 
 def test_rating_together_with_dexterity_or_wits(tmp_path):
-    rejected(write(tmp_path, combatant(rating=4, dexterity=2)), "combatant[0].rating", "not both")
-    rejected(write(tmp_path, combatant(rating=4, wits=2)), "combatant[0].rating", "not both")
+    rejected(write(tmp_path, combatant(rating=4, dexterity=2)), "(index 0).rating", "not both")
+    rejected(write(tmp_path, combatant(rating=4, wits=2)), "(index 0).rating", "not both")
 
 
 def test_missing_stats(tmp_path):
-    rejected(write(tmp_path, combatant()), "combatant[0].dexterity", "missing", "rating")
-    rejected(write(tmp_path, combatant(dexterity=3)), "combatant[0].wits", "missing")
-    rejected(write(tmp_path, combatant(wits=3)), "combatant[0].dexterity", "missing")
+    rejected(write(tmp_path, combatant()), "(index 0).dexterity", "missing", "rating")
+    rejected(write(tmp_path, combatant(dexterity=3)), "(index 0).wits", "missing")
+    rejected(write(tmp_path, combatant(wits=3)), "(index 0).dexterity", "missing")
 
 
 @pytest.mark.parametrize(
     ("fields", "field_path"),
     [
-        ({"rating": 41}, "combatant[0].rating"),
-        ({"rating": -1}, "combatant[0].rating"),
-        ({"dexterity": 21, "wits": 1}, "combatant[0].dexterity"),
-        ({"dexterity": 1, "wits": -2}, "combatant[0].wits"),
-        ({"rating": 3, "wound_penalty": -1}, "combatant[0].wound_penalty"),
-        ({"rating": 3, "actions": 0}, "combatant[0].actions"),
-        ({"rating": 3, "extra_actions": -1}, "combatant[0].extra_actions"),
-        ({"rating": 3, "extra_actions": 11}, "combatant[0].extra_actions"),
-        ({"rating": 3, "attack_share": 1.5}, "combatant[0].attack_share"),
-        ({"rating": 3.5}, "combatant[0].rating"),
-        ({"rating": "high"}, "combatant[0].rating"),
-        ({"rating": 3, "delay": "sometimes"}, "combatant[0].delay"),
-        ({"rating": 3, "abort": "maybe"}, "combatant[0].abort"),
-        ({"rating": 3, "target": "Nobody"}, "combatant[0].target"),
+        ({"rating": 41}, "(index 0).rating"),
+        ({"rating": -1}, "(index 0).rating"),
+        ({"dexterity": 21, "wits": 1}, "(index 0).dexterity"),
+        ({"dexterity": 1, "wits": -2}, "(index 0).wits"),
+        ({"rating": 3, "wound_penalty": -1}, "(index 0).wound_penalty"),
+        ({"rating": 3, "actions": 0}, "(index 0).actions"),
+        ({"rating": 3, "extra_actions": -1}, "(index 0).extra_actions"),
+        ({"rating": 3, "extra_actions": 11}, "(index 0).extra_actions"),
+        ({"rating": 3, "attack_share": 1.5}, "(index 0).attack_share"),
+        ({"rating": 3.5}, "(index 0).rating"),
+        ({"rating": "high"}, "(index 0).rating"),
+        ({"rating": 3, "delay": "sometimes"}, "(index 0).delay"),
+        ({"rating": 3, "abort": "maybe"}, "(index 0).abort"),
+        ({"rating": 3, "target": "Nobody"}, "(index 0).target"),
     ],
 )
 def test_out_of_range_or_wrong_values(tmp_path, fields, field_path):
@@ -115,7 +115,7 @@ def test_bad_tie_rule(tmp_path):
 
 
 def test_unknown_key(tmp_path):
-    rejected(write(tmp_path, combatant(rating=3, celerity=2)), "combatant[0].celerity", "unknown")
+    rejected(write(tmp_path, combatant(rating=3, celerity=2)), "(index 0).celerity", "unknown")
 
 
 @pytest.mark.parametrize("path", sorted(SCENARIOS.glob("vtm_*.toml")), ids=lambda p: p.name)

@@ -17,7 +17,9 @@ import simkit
 ROUNDS = 300_000
 
 root = Path(__file__).resolve().parents[2]
-files = sorted((root / "scenarios").glob("*.toml")) + sorted((root / "tests/data/rev1").glob("*.toml"))
+files = sorted((root / "scenarios").glob("*.toml")) + sorted(
+    (root / "tests/data/rev1").glob("*.toml")
+)
 out = {}
 for f in files:
     r = simkit.run(f, rounds=ROUNDS, workers=1)

@@ -1,8 +1,8 @@
 """Runs on a Dask cluster: the same chunks, streams and integer sums as a local run.
 
-``simulate(..., scheduler=...)`` (and so ``simkit.run``, ``simkit.sweep`` and the
+``engine.simulate(..., scheduler=...)`` (and so ``simkit.run``, ``simkit.sweep`` and the
 ``--scheduler`` option) hands the run to :func:`simulate_distributed`.  The rounds are
-cut into the chunks of :func:`simkit.engine.chunk_sizes`; chunk ``k`` becomes one Dask
+cut into the chunks of ``engine.chunk_rounds``; chunk ``k`` becomes one Dask
 task that gets the compiled scenario, the chunk's key ``chunk_state(seq, k)`` (its
 SeedSequence child) and its size, and returns the chunk's integer :class:`Sums`, never
 per-round data.  The client adds every chunk's sums exactly once, keyed by ``k``;
@@ -31,10 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from simkit.engine import RawRun, chunk_sizes, default_workers, system_module
+from simkit.engine.core import Job, RawRun, default_workers
 from simkit.metrics import Sums
-from simkit.random_stream import chunk_state
-from simkit.scenario import Scenario
+from simkit.systems.stream import chunk_state
 
 LOCAL = "local"
 INSTALL = "pip install 'simkit[dask]'"
@@ -100,31 +99,28 @@ def connect(scheduler: Any, workers: int | None = None) -> Iterator[Any]:
         yield client
 
 
-def play_chunk(system: str, compiled: Any, key: np.ndarray, size: int) -> Sums:
+def play_chunk(job: Job, key: np.ndarray, size: int) -> Sums:
     """One task: play ``size`` rounds of the chunk with key ``key``; its running sums."""
-    module = system_module(system)
-    sums = compiled.layout.new_sums()
-    module.run_chunk(compiled, key, size, sums)
-    return sums
+    return job.play(key, size)
 
 
 def simulate_distributed(
-    scenario: Scenario,
-    rounds: int,
+    job: Job,
+    sizes: list[int],
     seq: np.random.SeedSequence,
     scheduler: Any,
     *,
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> RawRun:
-    """Play ``rounds`` rounds of ``scenario`` on a Dask cluster; merged sums as a RawRun.
+    """Play the chunks ``sizes`` of a compiled ``job`` on a Dask cluster; merged sums.
 
     ``workers`` is the number of worker processes of a ``"local"`` cluster and is
     otherwise unused (the cluster decides).  ``progress`` is called with the rounds of
     each chunk as it is added.
     """
     with connect(scheduler, workers) as client:
-        return _simulate_on(client, scenario, rounds, seq, progress)
+        return _simulate_on(client, job, sizes, seq, progress)
 
 
 def _threads(client: Any) -> int:
@@ -133,16 +129,14 @@ def _threads(client: Any) -> int:
 
 def _simulate_on(
     client: Any,
-    scenario: Scenario,
-    rounds: int,
+    job: Job,
+    sizes: list[int],
     seq: np.random.SeedSequence,
     progress: Callable[[int], None] | None,
 ) -> RawRun:
     distributed = import_distributed()
-    module = system_module(scenario.system)
-    compiled = module.compile_scenario(scenario)
-    sizes = chunk_sizes(rounds)
-    total = compiled.layout.new_sums()
+    rounds = sum(sizes)
+    total = job.layout.new_sums()
     added = [False] * len(sizes)
     run_id = uuid.uuid4().hex
     threads = _threads(client)
@@ -159,8 +153,7 @@ def _simulate_on(
             while next_k < len(sizes) and len(pending) < limit:
                 future = client.submit(
                     play_chunk,
-                    scenario.system,
-                    compiled,
+                    job,
                     chunk_state(seq, next_k),
                     sizes[next_k],
                     key=f"simkit-chunk-{run_id}-{next_k}",
@@ -183,4 +176,4 @@ def _simulate_on(
             client.cancel(list(pending))
     if not all(added) or total.rounds != rounds:
         raise RuntimeError(f"distributed run added {total.rounds} rounds, expected {rounds}")
-    return RawRun(compiled.layout, total, time.perf_counter() - start, threads)
+    return RawRun(job.layout, total, time.perf_counter() - start, threads)

@@ -31,14 +31,14 @@ Implementation notes
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
-from simkit.kernel_support import leading_zeros, unmanaged
 from simkit.metrics import Layout, Sums, flush_cycle
-from simkit.random_stream import (
+from simkit.systems.stream import (
     STATE_WORDS,
     below,
     chance,
@@ -46,8 +46,9 @@ from simkit.random_stream import (
     roll,
     round_start,
 )
-from simkit.scenario import Scenario
-from simkit.schema import HASTY_UP_TO
+from simkit.systems.support import leading_zeros, unmanaged
+
+HASTY_UP_TO = re.compile(r"^hasty_up_to:(\d+)$")
 
 COUNTS = (
     "first_action",
@@ -133,18 +134,7 @@ class Compiled:
         )
 
 
-def layout_for(scenario: Scenario) -> Layout:
-    return Layout(
-        names=scenario.names,
-        counts=COUNTS,
-        dist_sizes=tuple(c["readiness"] + 1 for c in scenario.combatants),
-        scenario_counts=SCENARIO_COUNTS,
-        ratios=RATIOS,
-        hidden=frozenset({"hasty_scale_total"}),
-    )
-
-
-def compile_scenario(scenario: Scenario) -> Compiled:
+def compile_scenario(scenario, layout: Layout) -> Compiled:
     """Flatten a validated readiness scenario."""
     n = len(scenario.combatants)
     sides = scenario.sides
@@ -181,12 +171,12 @@ def compile_scenario(scenario: Scenario) -> Compiled:
     sg = np.zeros(G_TARGETS + len(targets), dtype=np.int64)
     sg[G_TARGETS:] = targets
     return Compiled(
-        layout=layout_for(scenario),
+        layout=layout,
         table=table,
         sg=sg,
         order=0 if scenario.rules["order"] == "dynamic" else 1,
         prep=0 if scenario.rules["prep"] == "sixes" else 1,
-        squared=_squared(layout_for(scenario)),
+        squared=_squared(layout),
         may_hold=bool(table[:, C_HOLD].any()),
     )
 

@@ -9,21 +9,18 @@ from __future__ import annotations
 
 import io
 import math
-import os
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from simkit.metrics import PROBABILITIES
+from simkit.metrics import is_probability
 
 if TYPE_CHECKING:
-    from simkit.compare import Comparison
-    from simkit.sweep import SweepResult
+    from simkit.analysis.compare import Comparison
+    from simkit.analysis.sweep import SweepResult
 
 
 def _is_numeric(values: Sequence[Any]) -> bool:
@@ -37,7 +34,7 @@ def _label(value: Any) -> str:
 
 
 def _metric_label(metric: str) -> str:
-    return f"P({metric})" if metric in PROBABILITIES else f"{metric} per round"
+    return f"P({metric})" if is_probability(metric) else f"{metric} per round"
 
 
 def plot_sweep_lines(
@@ -223,22 +220,24 @@ def figure_png(fig: Figure, dpi: int = 110) -> bytes:
     return buffer.getvalue()
 
 
-def write_files_atomically(files: dict[Path, bytes]) -> None:
-    """Write every file to a temporary name in its directory, then rename all into place.
+def result_figure(result: Any, metric: str = "first_action", by: str = "combatant") -> Figure:
+    """One metric of a result per combatant, group or side, with 95% error bars."""
+    from matplotlib.figure import Figure as _Figure
 
-    An interrupted write leaves no half-written file: only complete files are renamed,
-    and the temporary files are removed whatever happens.
-    """
-    temps: list[tuple[str, Path]] = []
-    try:
-        for path, data in files.items():
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            temps.append((tmp, path))
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-        for tmp, path in temps:
-            os.replace(tmp, path)
-    finally:
-        for tmp, _ in temps:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+    rows = [r for r in result.level_rows(by) if r[1] == metric]
+    if not rows:
+        known = sorted({r[1] for r in result.level_rows(by)})
+        raise KeyError(f"no metric {metric!r} per {by}; metrics: {', '.join(known)}")
+    percent = is_probability(metric)
+    factor = 100.0 if percent else 1.0
+    names = [r[0] for r in rows]
+    means = [factor * r[2] for r in rows]
+    lows = [factor * (r[2] - r[4]) for r in rows]
+    highs = [factor * (r[5] - r[2]) for r in rows]
+    fig = _Figure(figsize=(7, 0.5 + 0.35 * len(rows)), layout="constrained")
+    ax = fig.add_subplot()
+    ax.barh(names, means, xerr=[lows, highs], color="#4C72B0", capsize=3)
+    ax.invert_yaxis()
+    ax.set_xlabel(("%" if percent else metric.replace("_", " ")) + " (95% interval)")
+    ax.set_title(f"{metric.replace('_', ' ')} per {by}")
+    return fig

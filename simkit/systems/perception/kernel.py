@@ -68,9 +68,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from simkit.kernel_support import unmanaged
 from simkit.metrics import Layout, Sums
-from simkit.random_stream import (
+from simkit.systems.stream import (
     STATE_WORDS,
     chance,
     chance_threshold,
@@ -78,7 +77,7 @@ from simkit.random_stream import (
     roll,
     round_start_lazy,
 )
-from simkit.scenario import Scenario
+from simkit.systems.support import unmanaged
 
 COUNTS = (
     "first_action",
@@ -131,16 +130,7 @@ class Compiled:
     within: int  # 0 random, 1 listed (P2 only)
 
 
-def layout_for(scenario: Scenario) -> Layout:
-    return Layout(
-        names=scenario.names,
-        counts=COUNTS,
-        dist_sizes=(DIST_SIZE,) * len(scenario.combatants),
-        scenario_counts=(),
-    )
-
-
-def compile_scenario(scenario: Scenario) -> Compiled:
+def compile_scenario(scenario, layout: Layout) -> Compiled:
     """Flatten a validated perception scenario."""
     n = len(scenario.combatants)
     if n > MAX_BYTE_BELOW:
@@ -188,7 +178,7 @@ def compile_scenario(scenario: Scenario) -> Compiled:
     sg[2 * n + ns :] = targets
     rules = scenario.rules
     return Compiled(
-        layout=layout_for(scenario),
+        layout=layout,
         table=table,
         sides=sides,
         sg=sg,

@@ -20,26 +20,31 @@ from __future__ import annotations
 
 import base64
 import html
-import math
-import os
 import re
-import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from simkit.api import run
+from simkit import systems
 from simkit.deferred import pandas as pd
-from simkit.engine import RngLike, seed_sequence
-from simkit.metrics import PROBABILITIES, Z95, Estimate
-from simkit.result import SCENARIO_ROW, Result
-from simkit.scenario import Combatant, Scenario, load_scenario, with_changes
-from simkit.schema import SYSTEM_FIELDS
+from simkit.metrics import Z95, Estimate
+from simkit.output.files import write_files
+from simkit.output.format import (
+    decimals,
+    format_difference,
+    format_estimate,
+    join_words,
+)
+
+if TYPE_CHECKING:
+    from simkit.analysis.report import ReportData
+    from simkit.analysis.result import Result
+
+SCENARIO_ROW = ""
 
 CLIPPED = ", clipped to the allowed range"
 OFFSETS = (-1, 1, -2, 2)  # by size first: a clipped duplicate keeps the smaller offset
-SWEEP_STAT = {"readiness": "readiness", "vtm": "rating", "perception": "perception"}
 COMPARISON_COLUMNS = [  # holding.csv without a comparison (simkit.compare's columns)
     "combatant",
     "metric",
@@ -72,257 +77,21 @@ CSV_FILES = (
     "sweep.csv",
 )
 
-UNITS = {
-    "first_action": "% of rounds",
-    "actions": "per round",
-    "no_action": "% of rounds",
-    "attacked_before_acting": "% of rounds",
-    "defenses": "per round",
-    "hasty_defenses": "per round",
-    "hasty_share": "% of defenses",
-    "hasty_scale": "pips",
-    "expired_dice": "per round",
-    "aborts": "per round",
-    "known_declarations": "opponents",
-    "known_intents": "opponents",
-    "intent_disclosed": "% of rounds",
-    "stalemate": "% of rounds",
-    "simultaneous": "% of rounds",
-}
+
+def _unit(metric: str) -> str:
+    from simkit.metrics import UnknownMetric
+    from simkit.metrics import metric as registry
+
+    try:
+        return registry(metric).unit
+    except UnknownMetric:
+        return ""
+
+
 SCENARIO_METRIC_TEXT = {
     "stalemate": "Stalemate rounds (everyone held, R8)",
     "simultaneous": "Rounds in which at least two combatants share a time slot (V2)",
 }
-
-
-# --- numbers as text ------------------------------------------------------------
-
-
-def half_width(se: float) -> float:
-    """Half-width of the 95% interval, ``1.96 se``."""
-    return Z95 * se
-
-
-def decimals(half: float) -> int:
-    """Decimals that show a half-width with one or two significant digits."""
-    if not (half > 0 and math.isfinite(half)):
-        return 2
-    d = -math.floor(math.log10(half))
-    if round(half * 10**d) < 2:  # a leading 1: keep a second digit
-        d += 1
-    return max(0, min(d, 6))
-
-
-def format_estimate(metric: str, mean: float, se: float) -> str:
-    """``41.2% ± 0.1%`` for probabilities, ``1.234 ± 0.005`` otherwise."""
-    if mean != mean:
-        return "n/a"
-    probability = metric in PROBABILITIES or metric.startswith(("acts_before.", "actions_dist."))
-    factor, unit = (100.0, "%") if probability else (1.0, "")
-    half = factor * half_width(se) if se == se else float("nan")
-    if half == 0:  # the same in every round (e.g. never): exact
-        return f"{factor * mean:g}{unit}"
-    d = decimals(half)
-    if half != half:
-        return f"{factor * mean:.{d}f}{unit}"
-    return f"{factor * mean:.{d}f}{unit} ± {half:.{d}f}{unit}"
-
-
-def _fmt(metric: str, e: Estimate) -> str:
-    return format_estimate(metric, e.mean, e.se)
-
-
-def _diff_text(diff: float, half: float, percent: bool) -> str:
-    """A signed difference and its half-width (percentage points for probabilities)."""
-    factor = 100.0 if percent else 1.0
-    d, h = factor * diff, factor * half
-    places = decimals(h)
-    return f"{d:+.{places}f} ± {h:.{places}f}"
-
-
-def _join(words: Sequence[str]) -> str:
-    words = list(words)
-    if len(words) <= 1:
-        return "".join(words)
-    return ", ".join(words[:-1]) + " and " + words[-1]
-
-
-# --- what gets simulated ---------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SweepPoint:
-    """One point of a side's sweep: the changed scenario and, once run, its result."""
-
-    side: str
-    offset: int
-    values: dict[str, tuple[int, int]]  # member -> (stat as written, stat here)
-    scenario: Scenario
-    result: Result | None = None
-
-
-@dataclass(frozen=True)
-class Plan:
-    """The runs a report makes, known before anything is simulated."""
-
-    scenario: Scenario
-    rounds: int
-    holders: tuple[str, ...]
-    holding: bool
-    holding_note: str
-    stat: str
-    sweeps: dict[str, list[SweepPoint]]
-
-    @property
-    def total_rounds(self) -> int:
-        runs = 1 + sum(len(points) for points in self.sweeps.values())
-        return self.rounds * (runs + (2 if self.holding else 0))
-
-
-def _stat_field(scenario: Scenario, c: Combatant) -> str:
-    """The field that moves the sweep stat of ``c``.
-
-    vtm: ``rating`` where the file gives it; otherwise ``dexterity`` (the rating is
-    dexterity + wits, so it follows and stays consistent).
-    """
-    if scenario.system == "vtm" and c["dexterity"] is not None:
-        return "dexterity"
-    return SWEEP_STAT[scenario.system]
-
-
-def _stat(scenario: Scenario, c: Combatant) -> int:
-    return int(c[SWEEP_STAT[scenario.system]])
-
-
-def _sweep_points(scenario: Scenario, side: str) -> list[SweepPoint]:
-    members = [c for c in scenario.combatants if c.side == side]
-    seen = {tuple(_stat(scenario, c) for c in members)}
-    points = []
-    for offset in OFFSETS:
-        changes: dict[str, dict[str, int]] = {}
-        values: dict[str, tuple[int, int]] = {}
-        for c in members:
-            name = _stat_field(scenario, c)
-            spec = SYSTEM_FIELDS[scenario.system][name]
-            low = int(spec.low if spec.low is not None else 0)
-            high = int(spec.high if spec.high is not None else 10**9)
-            new = min(max(int(c[name]) + offset, low), high)
-            if new != c[name]:
-                changes[c.name] = {name: new}
-            old_stat = _stat(scenario, c)
-            values[c.name] = (old_stat, old_stat + new - int(c[name]))
-        key = tuple(v[1] for v in values.values())
-        if key in seen:
-            continue
-        seen.add(key)
-        variant = with_changes(scenario, combatants=changes)
-        points.append(SweepPoint(side, offset, values, variant))
-    return sorted(points, key=lambda p: p.offset)
-
-
-def plan(scenario: Scenario, rounds: int) -> Plan:
-    """Every run a report of ``scenario`` makes (simulates nothing)."""
-    holders = tuple(
-        c.name
-        for c in scenario.combatants
-        if scenario.system == "readiness" and c["hold"] != "never"
-    )
-    holding = bool(holders)
-    if scenario.system != "readiness":
-        note = "Holding (R5) is a rule of the readiness system; this scenario has none."
-    elif not holders:
-        note = 'No combatant holds (every hold is "never"), so holding changes nothing here.'
-    elif not _compare_available():
-        holding = False
-        note = "The holding comparison needs simkit.compare, which is not installed."
-    else:
-        note = ""
-    sweeps = {side: _sweep_points(scenario, side) for side in scenario.sides}
-    return Plan(scenario, rounds, holders, holding, note, SWEEP_STAT[scenario.system], sweeps)
-
-
-def planned_rounds(scenario: Scenario, rounds: int | None = None) -> int:
-    """Total rounds a report simulates (for a progress bar)."""
-    return plan(scenario, scenario.rounds if rounds is None else rounds).total_rounds
-
-
-def _compare_available() -> bool:
-    try:
-        from simkit.compare import compare  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-@dataclass(frozen=True)
-class ReportData:
-    """Every result a report renders."""
-
-    plan: Plan
-    result: Result
-    comparison: pd.DataFrame | None  # Comparison.table of written vs hold = "never"
-    sweeps: dict[str, list[SweepPoint]]  # with results, offset 0 included
-
-    @property
-    def scenario(self) -> Scenario:
-        return self.result.scenario
-
-    def holding_effects(self) -> pd.DataFrame:
-        """Effect of holding: as written minus hold = "never", with its paired interval."""
-        if self.comparison is None:
-            return pd.DataFrame(columns=["combatant", "metric", "effect", "ci_low", "ci_high"])
-        t = self.comparison
-        # compare(a, b) gives B - A with a = as written, b = hold "never": holding is A - B.
-        sign = -1.0
-        diff = t["difference"] if "difference" in t else t["diff"]
-        return pd.DataFrame(
-            {
-                "combatant": t.combatant,
-                "metric": t.metric,
-                "effect": sign * diff,
-                "ci_low": sign * t.ci_high,
-                "ci_high": sign * t.ci_low,
-                "se": t.se_paired,
-            }
-        )
-
-
-def simulate_report(
-    scenario: Scenario,
-    rounds: int,
-    rng: RngLike,
-    *,
-    workers: int | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> ReportData:
-    """Run the main result, the holding comparison and the sweep (see the module doc)."""
-    the_plan = plan(scenario, rounds)
-    seq = seed_sequence(scenario.seed if rng is None else rng)  # one stream for every run
-    result = run(scenario, rounds, seq, workers=workers, progress=progress)
-    comparison = None
-    if the_plan.holding:
-        from simkit.compare import compare
-
-        never = with_changes(
-            scenario, combatants={name: {"hold": "never"} for name in the_plan.holders}
-        )
-        comparison = compare(scenario, never, rounds=rounds, rng=seq, progress=progress).table
-    sweeps: dict[str, list[SweepPoint]] = {}
-    for side, points in the_plan.sweeps.items():
-        done = [
-            SweepPoint(
-                p.side,
-                p.offset,
-                p.values,
-                p.scenario,
-                run(p.scenario, rounds, seq, workers=workers, progress=progress),
-            )
-            for p in points
-        ]
-        same = {c.name: (_stat(scenario, c),) * 2 for c in scenario.combatants if c.side == side}
-        done.append(SweepPoint(side, 0, same, scenario, result))
-        sweeps[side] = sorted(done, key=lambda p: p.offset)
-    return ReportData(the_plan, result, comparison, sweeps)
 
 
 # --- tables ------------------------------------------------------------------------
@@ -368,7 +137,7 @@ def sweep_table(data: ReportData) -> pd.DataFrame:
             for r in t.itertuples(index=False):
                 value = (
                     p.result.scenario.combatants[p.result.scenario.index(r.combatant)][
-                        SWEEP_STAT[data.scenario.system]
+                        systems.get(data.scenario.system).main_field
                     ]
                     if r.combatant != SCENARIO_ROW
                     else None
@@ -393,6 +162,10 @@ def sweep_table(data: ReportData) -> pd.DataFrame:
 
 
 # --- findings ----------------------------------------------------------------------
+
+
+def _est(metric: str, e: Estimate) -> str:
+    return format_estimate(metric, e.mean, e.se)
 
 
 def _leaders(rows: list[tuple[str, Estimate]], highest: bool = True) -> list[tuple[str, Estimate]]:
@@ -425,16 +198,16 @@ def findings(data: ReportData) -> list[str]:
     top = _leaders(first)
     if len(top) == 1:
         (name, e), rest = top[0], [x for x in sorted(first, key=lambda x: -x[1].mean)][1:]
-        text = f"{name} acts first in {_fmt('first_action', e)} of rounds, more than anyone else"
+        text = f"{name} acts first in {_est('first_action', e)} of rounds, more than anyone else"
         if rest:
-            text += f" (next: {rest[0][0]}, {_fmt('first_action', rest[0][1])})"
+            text += f" (next: {rest[0][0]}, {_est('first_action', rest[0][1])})"
         out.append(text + ".")
     else:
-        lead = "; ".join(f"{nm} acts first in {_fmt('first_action', e)} of rounds" for nm, e in top)
+        lead = "; ".join(f"{nm} acts first in {_est('first_action', e)} of rounds" for nm, e in top)
         if len(top) == n:
             out.append(f"No detectable difference in who acts first: {lead}.")
         else:
-            who = _join([nm for nm, _ in top])
+            who = join_words([nm for nm, _ in top])
             out.append(
                 f"{who} act first most often, with no detectable difference among them: {lead}."
             )
@@ -444,7 +217,7 @@ def findings(data: ReportData) -> list[str]:
         note = " (a shared first time slot counts for each, so the shares add up to more than 100%)"
     out.append(
         "Share of rounds in which each combatant acts first: "
-        + ", ".join(f"{nm} {_fmt('first_action', e)}" for nm, e in first)
+        + ", ".join(f"{nm} {_est('first_action', e)}" for nm, e in first)
         + note
         + "."
     )
@@ -457,17 +230,17 @@ def findings(data: ReportData) -> list[str]:
     elif len(top) == n:
         out.append(
             "No detectable difference in actions per round: "
-            + ", ".join(f"{nm} {_fmt('actions', e)}" for nm, e in actions)
+            + ", ".join(f"{nm} {_est('actions', e)}" for nm, e in actions)
             + "."
         )
     else:
-        most = "; ".join(f"{nm} {_fmt('actions', e)}" for nm, e in top)
+        most = "; ".join(f"{nm} {_est('actions', e)}" for nm, e in top)
         fewest = _grouped(low, "actions", r, " per round")
         if len(top) == 1:
-            head = f"{top[0][0]} gets the most actions: {_fmt('actions', top[0][1])} per round"
+            head = f"{top[0][0]} gets the most actions: {_est('actions', top[0][1])} per round"
         else:
             head = (
-                f"{_join([nm for nm, _ in top])} get the most actions, with no detectable "
+                f"{join_words([nm for nm, _ in top])} get the most actions, with no detectable "
                 f"difference among them ({most} per round)"
             )
         out.append(f"{head}; the fewest: {fewest}.")
@@ -476,19 +249,19 @@ def findings(data: ReportData) -> list[str]:
     if idle and idle[0][1].ci_low > 0:
         verb = "takes no action of its own" if len(idle) == 1 else "take no action of their own"
         out.append(
-            f"{_join([nm for nm, _ in idle])} most often {verb}: "
-            + "; ".join(f"{nm} in {_fmt('no_action', e)} of rounds" for nm, e in idle)
+            f"{join_words([nm for nm, _ in idle])} most often {verb}: "
+            + "; ".join(f"{nm} in {_est('no_action', e)} of rounds" for nm, e in idle)
             + "."
         )
     hit = _leaders(_estimates(r, "attacked_before_acting"))
     if hit and hit[0][1].ci_low > 0:
         out.append(
             "Most often attacked before acting: "
-            + "; ".join(f"{nm} in {_fmt('attacked_before_acting', e)} of rounds" for nm, e in hit)
+            + "; ".join(f"{nm} in {_est('attacked_before_acting', e)} of rounds" for nm, e in hit)
             + "."
         )
 
-    if r.scenario.system == "readiness":
+    if "hasty_share" in r.metrics:
         out.append(_hasty_finding(r))
     for row in r.table[r.table.combatant == SCENARIO_ROW].itertuples(index=False):
         label = SCENARIO_METRIC_TEXT.get(row.metric, row.metric)
@@ -509,16 +282,16 @@ def _hasty_finding(r: Result) -> str:
         scale = r.estimate(name, "hasty_scale")
         rate = r.estimate(name, "hasty_defenses")
         return (
-            f"{_fmt('hasty_share', e)} of its defenses are hasty "
-            f"({_fmt('hasty_defenses', rate)} hasty defenses per round) at a mean difficulty "
-            f"scale of {_fmt('hasty_scale', scale)} pips"
+            f"{_est('hasty_share', e)} of its defenses are hasty "
+            f"({_est('hasty_defenses', rate)} hasty defenses per round) at a mean difficulty "
+            f"scale of {_est('hasty_scale', scale)} pips"
         )
 
     if len(top) == 1:
         name, e = top[0]
         return f"{name} has the highest hasty-defense share (R7): {numbers(name, e)}."
     return (
-        f"{_join([nm for nm, _ in top])} have the highest hasty-defense shares (R7), with no "
+        f"{join_words([nm for nm, _ in top])} have the highest hasty-defense shares (R7), with no "
         "detectable difference among them: "
         + "; ".join(f"{nm}: {numbers(nm, e)}" for nm, e in top)
         + "."
@@ -529,7 +302,7 @@ def _holding_findings(data: ReportData) -> list[str]:
     if data.comparison is None:
         return [data.plan.holding_note]
     effects = data.holding_effects()
-    holders = _join(list(data.plan.holders))
+    holders = join_words(list(data.plan.holders))
     out = []
     for metric, label in (
         ("first_action", "first action, in percentage points"),
@@ -542,13 +315,13 @@ def _holding_findings(data: ReportData) -> list[str]:
                 none.append(row.combatant)
             else:
                 half = (row.ci_high - row.ci_low) / 2
-                effect = _diff_text(row.effect, half, metric in PROBABILITIES)
+                effect = format_difference(metric, row.effect, half)
                 found.append(f"{row.combatant} {effect}")
         text = f'Holding by {holders} (as written against everyone hold = "never", on the same '
         text += f"dice) changes {label}: "
         text += "; ".join(found) if found else "not detectably for anyone"
         if found and none:
-            text += f"; no detectable difference for {_join(none)}"
+            text += f"; no detectable difference for {join_words(none)}"
         out.append(text + ".")
     return out
 
@@ -559,7 +332,7 @@ def _side_sum(result: Result, members: Sequence[str], metric: str) -> tuple[floa
     return sum(e.mean for e in es), sum(e.se for e in es)
 
 
-def _names_text(names: Sequence[str], scenario: Scenario) -> str:
+def _names_text(names: Sequence[str], scenario: Any) -> str:
     """Names joined, a complete ``count`` group written as ``Ghoul 1–5``."""
     words: list[str] = []
     done: set[str] = set()
@@ -574,14 +347,14 @@ def _names_text(names: Sequence[str], scenario: Scenario) -> str:
         else:
             words.append(name)
             done.add(name)
-    return _join(words)
+    return join_words(words)
 
 
 def _grouped(rows: list[tuple[str, Estimate]], metric: str, r: Result, unit: str) -> str:
     """``Ghoul 1–5 and Handler (1 per round each)``: names with equal values merged."""
     texts: dict[str, list[str]] = {}
     for nm, e in rows:
-        texts.setdefault(_fmt(metric, e), []).append(nm)
+        texts.setdefault(_est(metric, e), []).append(nm)
     parts = []
     for text, names in texts.items():
         each = " each" if len(names) > 1 else ""
@@ -589,7 +362,7 @@ def _grouped(rows: list[tuple[str, Estimate]], metric: str, r: Result, unit: str
     return "; ".join(parts)
 
 
-def _values_text(stat: str, values: dict[str, tuple[int, int]], scenario: Scenario) -> str:
+def _values_text(stat: str, values: dict[str, tuple[int, int]], scenario: Any) -> str:
     pairs: dict[tuple[int, int], list[str]] = {}
     for name, pair in values.items():
         pairs.setdefault(pair, []).append(name)
@@ -639,7 +412,7 @@ def _sweep_findings(data: ReportData) -> list[str]:
                 if abs(b - a) <= half:
                     parts.append(f"{label} {span}, no detectable difference")
                 else:
-                    diff = _diff_text(b - a, half, percent) + (" points" if percent else "")
+                    diff = format_difference(metric, b - a, half)
                     parts.append(f"{label} {span} ({diff})")
             note = CLIPPED if clipped else ""
             if abs(p.offset) < 2:
@@ -664,7 +437,7 @@ class Plot:
 
 def figures(data: ReportData) -> list[Plot]:
     """Every plot of the report, rendered to PNG."""
-    from simkit import report_plots as plots  # matplotlib only when a report is drawn
+    from simkit.output import report_plots as plots  # matplotlib only when a report is drawn
 
     r = data.result
     names = list(r.scenario.names)
@@ -693,7 +466,7 @@ def figures(data: ReportData) -> list[Plot]:
             plots.actions_distribution(r.table, names, colors),
         ),
     ]
-    if r.scenario.system == "readiness":
+    if "hasty_share" in r.metrics:
         out.append(
             Plot(
                 "hasty_defenses.png",
@@ -755,7 +528,7 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def _scenario_tables(s: Scenario) -> tuple[list[str], list[list[str]], list[list[str]]]:
+def _scenario_tables(s: Any) -> tuple[list[str], list[list[str]], list[list[str]]]:
     rules = [[k, _cell(v)] for k, v in s.rules.items()]
     keys = list(s.combatants[0].params)
     header = ["name", "side", "group", *keys]
@@ -767,7 +540,7 @@ def _metric_tables(r: Result) -> list[tuple[str, list[str], list[list[str]]]]:
     """(title, header, rows) of every metric, each cell ``mean ± half-width``."""
     wide_mean, wide_se = r.wide("mean"), r.wide("se")
     metrics = list(wide_mean.columns)
-    header = ["combatant", *(f"{m} ({UNITS.get(m, '')})" for m in metrics)]
+    header = ["combatant", *(f"{m} ({_unit(m)})" for m in metrics)]
     rows = [
         [name, *(format_estimate(m, wide_mean.at[name, m], wide_se.at[name, m]) for m in metrics)]
         for name in wide_mean.index
@@ -781,7 +554,7 @@ def _metric_tables(r: Result) -> list[tuple[str, list[str], list[list[str]]]]:
                 ["metric", "estimate"],
                 [
                     [
-                        f"{x.metric} ({UNITS.get(x.metric, '')})",
+                        f"{x.metric} ({_unit(x.metric)})",
                         format_estimate(x.metric, x.mean, x.se),
                     ]
                     for x in scen.itertuples(index=False)
@@ -834,15 +607,7 @@ def _method(data: ReportData) -> list[str]:
         )
     else:
         text.append(p.holding_note)
-    stat_note = ""
-    if s.system == "vtm":
-        stat_note = (
-            " For vtm the swept stat is the rating (V1: initiative = d10 + rating − "
-            "wound_penalty; V2: the higher rating wins ties): a combatant whose file gives "
-            "`rating` has it changed directly, one given as dexterity + wits has its "
-            "dexterity changed, so the rating follows. Sweeping `wound_penalty` instead would "
-            "move initiative only (not the tie-break) and cannot go below 0."
-        )
+    stat_note = getattr(systems.get(s.system), "sweep_note", "")
     text.append(
         f"Sweep: {runs} more runs of {p.rounds:,} rounds, each with the same seed, in which "
         f"every member of one side has its {p.stat} changed by −2 … +2, clipped to the allowed "
@@ -1007,85 +772,3 @@ def render_html(data: ReportData, found: list[str], figs: list[Plot]) -> str:
     )
     out.append("</body></html>\n")
     return "\n".join(out)
-
-
-def write_files(files: dict[Path, bytes]) -> None:
-    """Write every file to a temporary name first, then rename them all into place."""
-    temps: list[tuple[str, Path]] = []
-    try:
-        for path, content in files.items():
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            temps.append((tmp, path))
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(content)
-            os.chmod(tmp, 0o644)  # mkstemp makes 0600; a report is meant to be read
-        for tmp, path in temps:
-            os.replace(tmp, path)
-    finally:
-        for tmp, _ in temps:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-
-
-# --- the public entry point ------------------------------------------------------------
-
-
-def make_report(
-    scenario_or_path: Scenario | str | Path,
-    rounds: int | None = None,
-    rng: RngLike = None,
-    *,
-    workers: int | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> Report:
-    """Simulate and render a report in memory (see :func:`report`); writes nothing."""
-    scenario = (
-        scenario_or_path
-        if isinstance(scenario_or_path, Scenario)
-        else load_scenario(scenario_or_path)
-    )
-    rounds = scenario.rounds if rounds is None else rounds
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 2:
-        raise ValueError(f"rounds must be an integer >= 2, got {rounds!r}")
-    data = simulate_report(scenario, rounds, rng, workers=workers, progress=progress)
-    return build_report(data)
-
-
-def report(
-    scenario_or_path: Scenario | str | Path,
-    out_dir: str | Path,
-    rounds: int | None = None,
-    rng: RngLike = None,
-    *,
-    workers: int | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> Path:
-    """Simulate a scenario and write its report into ``out_dir``.
-
-    Parameters
-    ----------
-    scenario_or_path : Scenario or path
-        A scenario or the path of a TOML scenario file (validated before anything runs).
-    out_dir : path
-        Created if needed.  Receives report.html (self-contained), report.md with its
-        PNG plots, and metrics.csv, acts_before.csv, actions_distribution.csv,
-        holding.csv and sweep.csv; every file is written atomically.
-    rounds : int, optional
-        Rounds of every run (default: the scenario's ``rounds``).
-    rng : numpy Generator, SeedSequence, int or None, optional
-        One source of randomness for every run (default: the scenario's ``seed``).
-    workers : int, optional
-        Threads per run (default: all cores).
-    progress : callable, optional
-        Called with the number of rounds of each finished chunk, over all runs
-        (:func:`planned_rounds` is the total).
-
-    Returns
-    -------
-    Path
-        The path of report.html.
-    """
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise NotADirectoryError(f"{out}: exists and is not a directory")
-    return make_report(scenario_or_path, rounds, rng, workers=workers, progress=progress).write(out)

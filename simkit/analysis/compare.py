@@ -37,13 +37,13 @@ from typing import Any
 
 import numpy as np
 
-from simkit.api import validate
+from simkit.analysis.result import Result
+from simkit.analysis.run import as_scenario, check_rounds
 from simkit.deferred import pandas as pd
-from simkit.engine import RawRun, RngLike, seed_sequence, simulate, system_module
-from simkit.metrics import PROBABILITIES, Z95, Layout
-from simkit.result import Result, write_atomically
-from simkit.scenario import Scenario, ScenarioError
-from simkit.sweep import apply_assignments, check_value, field_spec, parse_value, split_spec
+from simkit.engine import RawRun, RngLike, seed_sequence, seed_value, simulate
+from simkit.metrics import COMBATANT, ROUNDS, Z95, metric_slots, t_quantile_975
+from simkit.output.files import write_files
+from simkit.scenario import Scenario, ScenarioError, apply_set
 
 COLUMNS = [
     "combatant",
@@ -129,52 +129,16 @@ class Comparison:
     def format_table(self, all_metrics: bool = False) -> str:
         """Differences as text: per-combatant and scenario metrics (every row if
         ``all_metrics``), then the narrowing line."""
-        t = self.table
-        if not all_metrics:
-            t = t[~t.metric.str.contains(".", regex=False)]
-        header = ["combatant", "metric", "A", "B", "B - A", "se paired", "se unpaired", "narrower"]
-        rows = []
-        for r in t.itertuples(index=False):
-            pct = r.metric in PROBABILITIES or r.metric.startswith(
-                ("acts_before.", "actions_dist.")
-            )
-            half = self.t_paired * r.se_paired
-            rows.append(
-                [
-                    r.combatant or "(scenario)",
-                    r.metric,
-                    _num(r.mean_a, pct),
-                    _num(r.mean_b, pct),
-                    f"{_num(r.difference, pct, sign=True)} ±{_num(half, pct)}",
-                    _num(r.se_paired, pct),
-                    _num(r.se_unpaired, pct),
-                    _ratio(r.narrower),
-                ]
-            )
-        widths = [max(len(x) for x in col) for col in zip(header, *rows, strict=True)]
-        lines = [
-            f"A: {self.label_a}",
-            f"B: {self.label_b}",
-            "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip(),
-            "  ".join("-" * w for w in widths),
-        ]
-        lines += [
-            "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
-        ]
-        lines.append(
-            f"{self.rounds:,} rounds each, seed {self.seed}, {self.batches} batches of up to "
-            f"{self.batch_rounds:,} rounds; ± is the paired 95% half-width (t, "
-            f"{self.batches - 1} d.f.); probabilities in %"
-        )
-        lines.append(self.narrowing_line())
-        return "\n".join(lines)
+        from simkit.output.tables import comparison_table
+
+        return comparison_table(self, all_metrics=all_metrics)
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write ``compare.csv`` (``table``) into ``out_dir`` atomically."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         path = out / "compare.csv"
-        write_atomically({path: self.table.to_csv(index=False, float_format="%.10g")})
+        write_files({path: self.table.to_csv(index=False, float_format="%.10g")})
         return [path]
 
 
@@ -215,11 +179,11 @@ def compare(
         ``table`` has mean A, mean B, difference, its paired se and 95% interval,
         the unpaired se and how many times narrower the paired interval is.
     """
-    scenario_a = validate(a)
+    scenario_a = as_scenario(a)
     if (b is None) == (set is None):
         raise TypeError("compare needs either b (a second scenario) or set (changes to a)")
     if b is not None:
-        scenario_b = validate(b)
+        scenario_b = as_scenario(b)
         label_a, label_b = scenario_a.name, scenario_b.name
         if label_a == label_b:
             label_a, label_b = scenario_a.source, scenario_b.source
@@ -238,19 +202,12 @@ def compare(
             f"only in A: {', '.join(only_a) or 'none'}; only in B: {', '.join(only_b) or 'none'}"
         )
     rounds = scenario_a.rounds if rounds is None else rounds
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+    rounds = check_rounds(rounds)
     if isinstance(batch_rounds, bool) or not isinstance(batch_rounds, int) or batch_rounds < 1:
         raise ValueError(f"batch_rounds must be a positive integer, got {batch_rounds!r}")
-    for s in (scenario_a, scenario_b):
-        if not _supports_batches(s.system):
-            raise NotImplementedError(
-                f"compare: system {s.system} cannot play rounds in batches yet "
-                "(its run_chunk takes no 'first' argument)"
-            )
     batch = max(1, min(batch_rounds, rounds // MIN_BATCHES))
     seq = seed_sequence(scenario_a.seed if rng is None else rng)
-    seed = seq.entropy if isinstance(seq.entropy, int) else list(seq.entropy)
+    seed = seed_value(seq)
     lock = Lock()
 
     def count(n: int) -> None:
@@ -265,12 +222,8 @@ def compare(
             for s in (scenario_a, scenario_b)
         ]
         raw_a, raw_b = (f.result() for f in futures)
-    result_a = Result.from_sums(
-        scenario_a, seed, raw_a.layout, raw_a.sums, raw_a.elapsed_s, raw_a.workers
-    )
-    result_b = Result.from_sums(
-        scenario_b, seed, raw_b.layout, raw_b.sums, raw_b.elapsed_s, raw_b.workers
-    )
+    result_a = Result.from_raw(scenario_a, seed, raw_a)
+    result_b = Result.from_raw(scenario_b, seed, raw_b)
     k = len(raw_a.batches or [])
     table = paired_table(raw_a, raw_b, result_a, result_b)
     t = t_quantile_975(k - 1) if k > 1 else float("nan")
@@ -284,78 +237,27 @@ def set_(names: Sequence[str]) -> set[str]:
     return {*names}
 
 
-SET_FORM = "NAME.FIELD=VALUE, e.g. 'Gunnar.hold=never', '*.advantage=1' or 'rules.order=chain'"
-
-
-def apply_set(
-    scenario: Scenario, changes: Sequence[str] | Mapping[str, Any], label: str = "set"
-) -> Scenario:
-    """``scenario`` with ``Name.field=value`` changes applied (``*`` and ``rules`` too).
-
-    ``label`` starts every error message (``--set`` on the command line).
-    """
-    assignments = []
-    if isinstance(changes, Mapping):
-        for key, value in changes.items():
-            origin = f"{label} {key!r}"
-            target, name, _ = split_spec(f"{key}=x", origin, SET_FORM)
-            spec = field_spec(scenario, target, name, origin)
-            assignments.append((target, name, check_value(value, spec, f"{target}.{name}", origin)))
-    else:
-        if not changes:
-            raise ScenarioError(f"{label}: no changes given; expected {SET_FORM}")
-        for text in changes:
-            origin = f"{label} {text!r}"
-            target, name, raw = split_spec(text, origin, SET_FORM)
-            spec = field_spec(scenario, target, name, origin)
-            assignments.append((target, name, parse_value(raw, spec, f"{target}.{name}", origin)))
-    return apply_assignments(scenario, assignments, label)
-
-
-def _supports_batches(system: str) -> bool:
-    import inspect
-
-    return "first" in inspect.signature(system_module(system).run_chunk).parameters
-
-
-def metric_rows(layout: Layout) -> list[tuple[str, str, int, int | None]]:
-    """(combatant, metric, numerator index, denominator index or None for rounds), in the
-    order of ``metrics.estimates``."""
-    rows: list[tuple[str, str, int, int | None]] = []
-    for i, name in enumerate(layout.names):
-        for metric in layout.counts:
-            if metric not in layout.hidden:
-                rows.append((name, metric, layout.count_index(i, metric), None))
-        for ratio, num, den in layout.ratios:
-            rows.append((name, ratio, layout.count_index(i, num), layout.count_index(i, den)))
-        for j, other in enumerate(layout.names):
-            if j != i:
-                rows.append((name, f"acts_before.{other}", layout.before_index(i, j), None))
-        for k in range(layout.dist_sizes[i]):
-            rows.append((name, f"actions_dist.{k}", layout.dist_index(i, k), None))
-    for k, metric in enumerate(layout.scenario_counts):
-        rows.append(("", metric, layout.scenario_offset + k, None))
-    return rows
-
-
-def _batch_terms(raw: RawRun, result: Result) -> dict[tuple[str, str], tuple[np.ndarray, ...]]:
-    """Per metric: batch numerator and denominator sums (int64 arrays of length K)."""
-    rows = metric_rows(raw.layout)
-    keys = list(zip(result.table.combatant, result.table.metric, strict=True))
-    if [(c, m) for c, m, _, _ in rows] != keys:  # metric_rows must mirror estimates()
-        raise RuntimeError("compare: metric layout does not match the result table")
+def _batch_terms(raw: RawRun, level: str) -> dict[tuple[str, str], tuple[np.ndarray, ...]]:
+    """Per reported number: batch numerator and denominator sums (int64 arrays of length K)."""
     batches = raw.batches or []
     s1 = np.stack([b.s1 for b in batches])
     length = np.array([b.tot[1] for b in batches], dtype=np.int64)
-    return {(c, m): (s1[:, num], length if den is None else s1[:, den]) for c, m, num, den in rows}
+    return {
+        (s.who, s.metric): (s1[:, s.num], length if s.den == ROUNDS else s1[:, s.den])
+        for s in metric_slots(raw.layout, level)
+    }
 
 
-def paired_table(raw_a: RawRun, raw_b: RawRun, result_a: Result, result_b: Result) -> pd.DataFrame:
+def paired_table(
+    raw_a: RawRun, raw_b: RawRun, result_a: Result, result_b: Result, level: str = COMBATANT
+) -> pd.DataFrame:
     """The comparison table without intervals (see the module docstring for the method)."""
-    terms_a = _batch_terms(raw_a, result_a)
-    terms_b = _batch_terms(raw_b, result_b)
-    se_a = {(r.combatant, r.metric): r.se for r in result_a.table.itertuples(index=False)}
-    se_b = {(r.combatant, r.metric): r.se for r in result_b.table.itertuples(index=False)}
+    terms_a = _batch_terms(raw_a, level)
+    terms_b = _batch_terms(raw_b, level)
+    rows_a = result_a.rows if level == COMBATANT else result_a.level_rows(level)
+    rows_b = result_b.rows if level == COMBATANT else result_b.level_rows(level)
+    se_a = {(r[0], r[1]): r[3] for r in rows_a}
+    se_b = {(r[0], r[1]): r[3] for r in rows_b}
     keys = list(terms_a) + [k for k in terms_b if k not in terms_a]
     length = np.array([b.tot[1] for b in raw_a.batches or []], dtype=np.int64)
     rows = []
@@ -392,63 +294,3 @@ def _linearised(num: np.ndarray, den: np.ndarray) -> tuple[float, np.ndarray]:
         return float("nan"), np.full(num.size, np.nan)
     r = float(total_num) / float(total_den)
     return r, (num - r * den) / float(total_den)
-
-
-def t_quantile_975(df: int) -> float:
-    """The 97.5% quantile of Student's t with ``df`` degrees of freedom.
-
-    Exact (Abramowitz & Stegun 26.7.3-4, inverted by bisection) up to 200 d.f.; above,
-    the Cornish-Fisher expansion, accurate to better than 1e-7 there.
-    """
-    if df < 1:
-        raise ValueError(f"df must be >= 1, got {df}")
-    z = Z95
-    if df > 200:
-        return (
-            z
-            + (z**3 + z) / (4 * df)
-            + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
-            + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
-        )
-    lo, hi = z, 20.0 if df > 1 else 100.0
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if _t_central(mid, df) < 0.95:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-12:
-            break
-    return (lo + hi) / 2
-
-
-def _t_central(t: float, df: int) -> float:
-    """P(|T| < t) for Student's t with integer ``df`` (A&S 26.7.3 and 26.7.4)."""
-    theta = math.atan(t / math.sqrt(df))
-    s, c = math.sin(theta), math.cos(theta)
-    if df % 2 == 1:
-        total, term = 0.0, c
-        for k in range(1, (df - 1) // 2 + 1):
-            if k > 1:
-                term *= c * c * (2 * k - 2) / (2 * k - 1)
-            total += term
-        return 2 / math.pi * (theta + s * total) if df > 1 else 2 * theta / math.pi
-    total, term = 1.0, 1.0
-    for k in range(1, df // 2):
-        term *= c * c * (2 * k - 1) / (2 * k)
-        total += term
-    return s * total
-
-
-def _ratio(value: float) -> str:
-    if value != value:
-        return "n/a"
-    return "exact" if math.isinf(value) else f"{value:.1f}×"
-
-
-def _num(value: float, percent: bool, sign: bool = False) -> str:
-    if value != value:
-        return "n/a"
-    if percent:
-        return f"{100 * value:+.2f}%" if sign else f"{100 * value:.2f}%"
-    return f"{value:+.4f}" if sign else f"{value:.4f}"

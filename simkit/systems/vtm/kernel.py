@@ -58,9 +58,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from simkit.kernel_support import unmanaged
 from simkit.metrics import Layout, Sums
-from simkit.random_stream import (
+from simkit.systems.stream import (
     STATE_WORDS,
     below,
     chance,
@@ -68,7 +67,7 @@ from simkit.random_stream import (
     roll,
     round_start_lazy,
 )
-from simkit.scenario import Scenario
+from simkit.systems.support import unmanaged
 
 COUNTS = (
     "first_action",
@@ -140,16 +139,7 @@ class Compiled:
         return self.coded and not self.has_delay and not self.has_abort
 
 
-def layout_for(scenario: Scenario) -> Layout:
-    return Layout(
-        names=scenario.names,
-        counts=COUNTS,
-        dist_sizes=tuple(c["actions"] + c["extra_actions"] + 1 for c in scenario.combatants),
-        scenario_counts=SCENARIO_COUNTS,
-    )
-
-
-def compile_scenario(scenario: Scenario) -> Compiled:
+def compile_scenario(scenario, layout: Layout) -> Compiled:
     """Flatten a validated vtm scenario."""
     n = len(scenario.combatants)
     if n > MAX_COMBATANTS:
@@ -174,7 +164,7 @@ def compile_scenario(scenario: Scenario) -> Compiled:
     sg = np.zeros(G_TARGETS + len(targets), dtype=np.int64)
     sg[G_TARGETS:] = targets
     return Compiled(
-        layout=layout_for(scenario),
+        layout=layout,
         table=table,
         sg=sg,
         n_sides=len(sides),

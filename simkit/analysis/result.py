@@ -1,0 +1,297 @@
+"""Results as values: the estimates of one run plus metadata, readable per combatant,
+per group and per side, rendered to JSON, CSV, text, HTML and plots."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from simkit.engine import RawRun
+from simkit.metrics import (
+    COMBATANT,
+    GROUP,
+    LEVELS,
+    SIDE,
+    Estimate,
+    Layout,
+    Sums,
+    estimates,
+    level_estimates,
+)
+from simkit.output import files as output_files
+from simkit.output.format import csv_number
+from simkit.scenario import Scenario, suggest
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+COLUMNS = ["combatant", "metric", "mean", "se", "ci_low", "ci_high"]
+STATS = ("mean", "se", "ci_low", "ci_high")
+SCENARIO_ROW = ""  # the combatant column of scenario-wide metrics
+
+Row = tuple[str, str, float, float, float, float]
+
+
+@dataclass(frozen=True)
+class Result:
+    """The outcome of a run.
+
+    Attributes
+    ----------
+    scenario : Scenario
+        The scenario as run (rules with defaults filled in).
+    rounds, seed :
+        Round count and the seed entropy; together with the scenario they reproduce
+        the result exactly.
+    table : pandas.DataFrame
+        Tidy: one row per (combatant, metric) with ``mean, se, ci_low, ci_high``.
+        Scenario-wide metrics have ``combatant == ""``; ``acts_before.X`` rows give
+        P(acts strictly before X); ``actions_dist.k`` rows give P(actions = k).
+    """
+
+    scenario: Scenario
+    rounds: int
+    seed: int | list[int]
+    rows: tuple[Row, ...] = field(repr=False)
+    elapsed_s: float
+    workers: int
+    layout: Layout = field(repr=False, compare=False)
+    sums: Sums = field(repr=False, compare=False)
+
+    @classmethod
+    def from_sums(
+        cls,
+        scenario: Scenario,
+        seed: int | list[int],
+        layout: Layout,
+        sums: Sums,
+        elapsed_s: float,
+        workers: int,
+    ) -> Result:
+        rows = tuple(
+            (who, metric, e.mean, e.se, e.ci_low, e.ci_high)
+            for who, metric, e in estimates(layout, sums)
+        )
+        return cls(scenario, sums.rounds, seed, rows, elapsed_s, workers, layout, sums)
+
+    @classmethod
+    def from_raw(cls, scenario: Scenario, seed: int | list[int], raw: RawRun) -> Result:
+        return cls.from_sums(scenario, seed, raw.layout, raw.sums, raw.elapsed_s, raw.workers)
+
+    # ------------------------------------------------------------------ tables
+    @cached_property
+    def table(self) -> pd.DataFrame:
+        """The tidy table (built on first use: pandas is imported only when needed)."""
+        import pandas as pd
+
+        return pd.DataFrame(list(self.rows), columns=COLUMNS)
+
+    @cached_property
+    def _index(self) -> dict[tuple[str, str], Row]:
+        return {(r[0], r[1]): r for r in self.rows}
+
+    @property
+    def rounds_per_s(self) -> float:
+        return self.rounds / self.elapsed_s if self.elapsed_s > 0 else float("nan")
+
+    @property
+    def metrics(self) -> list[str]:
+        """The per-combatant metrics of this result (no acts_before / actions_dist)."""
+        return list(dict.fromkeys(m for w, m, *_ in self.rows if w and "." not in m))
+
+    def estimate(self, combatant: str, metric: str) -> Estimate:
+        """One metric's estimate (``combatant=""`` for scenario metrics).
+
+        ``combatant`` may also be ``"group:NAME"`` or ``"side:NAME"``."""
+        level, _, name = combatant.partition(":")
+        if name and level in (GROUP, SIDE):
+            return self._level_estimate(level, name, metric)
+        row = self._index.get((combatant, metric))
+        if row is None:
+            raise KeyError(self._missing(combatant, metric))
+        return Estimate(*row[2:])
+
+    def _missing(self, combatant: str, metric: str) -> str:
+        names = [*self.scenario.names, SCENARIO_ROW]
+        if combatant not in names:
+            shown = ", ".join(self.scenario.names)
+            return (
+                f"no combatant {combatant!r}{suggest(combatant, list(self.scenario.names))}; "
+                f"combatants: {shown} ('' for scenario metrics, 'group:NAME', 'side:NAME')"
+            )
+        known = sorted({m for w, m, *_ in self.rows if w == combatant})
+        plain = [m for m in known if "." not in m]
+        return (
+            f"no metric {metric!r} for {combatant or 'the scenario'!r}"
+            f"{suggest(metric, known)}; metrics: {', '.join(plain)}"
+            + (" (and acts_before.X, actions_dist.k)" if len(plain) < len(known) else "")
+        )
+
+    def mean(self, combatant: str, metric: str) -> float:
+        return self.estimate(combatant, metric).mean
+
+    def _check_stat(self, stat: str) -> None:
+        if stat not in STATS:
+            raise ValueError(
+                f"no statistic {stat!r}{suggest(stat, list(STATS))}; allowed: " + ", ".join(STATS)
+            )
+
+    def wide(self, stat: str = "mean") -> pd.DataFrame:
+        """Combatants as rows and the per-combatant metrics as columns."""
+        self._check_stat(stat)
+        t = self.table[
+            (self.table.combatant != SCENARIO_ROW)
+            & ~self.table.metric.str.contains(".", regex=False)
+        ]
+        out = t.pivot(index="combatant", columns="metric", values=stat)
+        out = out.reindex(index=list(self.scenario.names))
+        order = list(dict.fromkeys(t.metric))
+        return out[order]
+
+    def actions_distribution(self) -> pd.DataFrame:
+        """P(actions = k): combatants as rows, k as columns."""
+        t = self.table[self.table.metric.str.startswith("actions_dist.")].copy()
+        t["k"] = t.metric.str.slice(len("actions_dist.")).astype(int)
+        out = t.pivot(index="combatant", columns="k", values="mean")
+        return out.reindex(index=list(self.scenario.names))
+
+    def acts_before(self) -> pd.DataFrame:
+        """P(row acts strictly before column)."""
+        t = self.table[self.table.metric.str.startswith("acts_before.")].copy()
+        t["other"] = t.metric.str.slice(len("acts_before."))
+        out = t.pivot(index="combatant", columns="other", values="mean")
+        names = list(self.scenario.names)
+        return out.reindex(index=names, columns=names)
+
+    # ------------------------------------------------------------------ groups and sides
+    def level_rows(self, level: str) -> list[Row]:
+        """Tidy rows of every metric per combatant, group or side."""
+        if level not in LEVELS:
+            raise ValueError(
+                f"no level {level!r}{suggest(level, list(LEVELS))}; allowed: " + ", ".join(LEVELS)
+            )
+        if level == COMBATANT:
+            return [r for r in self.rows if r[0] != SCENARIO_ROW and "." not in r[1]]
+        return [
+            (who, metric, e.mean, e.se, e.ci_low, e.ci_high)
+            for who, metric, e in level_estimates(self.layout, self.sums, level)
+        ]
+
+    def by(self, level: str) -> pd.DataFrame:
+        """Tidy table per ``"combatant"``, ``"group"`` or ``"side"``: counts summed over
+        the members, probabilities as "any member", ratios of the summed counts, and per
+        side its action economy (its actions over its opponents' actions)."""
+        import pandas as pd
+
+        rows = self.level_rows(level)
+        return pd.DataFrame(rows, columns=[level, "metric", *STATS])
+
+    def _level_estimate(self, level: str, name: str, metric: str) -> Estimate:
+        names = self.layout.level_names(level)
+        if name not in names:
+            raise KeyError(
+                f"no {level} {name!r}{suggest(name, names)}; {level}s: {', '.join(names)}"
+            )
+        for who, m, *numbers in self.level_rows(level):
+            if who == name and m == metric:
+                return Estimate(*numbers)
+        known = [m for who, m, *_ in self.level_rows(level) if who == name]
+        raise KeyError(
+            f"no metric {metric!r} for {level} {name!r}{suggest(metric, known)}; metrics: "
+            + ", ".join(known)
+        )
+
+    # ------------------------------------------------------------------ documents
+    def summary(self) -> dict[str, Any]:
+        """The summary.json document: the keys of DESIGN.md, plus groups and sides."""
+        from simkit import __version__
+
+        combatants: dict[str, Any] = {}
+        for c in self.scenario.combatants:
+            combatants[c.name] = {
+                "side": c.side,
+                "metrics": {},
+                "acts_before": {},
+                "actions_distribution": {},
+            }
+        scenario_metrics: dict[str, Any] = {}
+        for who, metric, *numbers in self.rows:
+            est = Estimate(*numbers).as_dict()
+            if who == SCENARIO_ROW:
+                scenario_metrics[metric] = est
+            elif metric.startswith("acts_before."):
+                combatants[who]["acts_before"][metric[len("acts_before.") :]] = est
+            elif metric.startswith("actions_dist."):
+                combatants[who]["actions_distribution"][metric[len("actions_dist.") :]] = est
+            else:
+                combatants[who]["metrics"][metric] = est
+        levels: dict[str, Any] = {}
+        for level in (GROUP, SIDE):
+            out: dict[str, Any] = {}
+            members = self.layout.groups if level == GROUP else self.layout.sides
+            for who, metric, *numbers in self.level_rows(level):
+                entry = out.setdefault(
+                    who,
+                    {
+                        "members": [
+                            n for n, g in zip(self.scenario.names, members, strict=True) if g == who
+                        ],
+                        "metrics": {},
+                    },
+                )
+                entry["metrics"][metric] = Estimate(*numbers).as_dict()
+            levels[level + "s"] = out
+        return {
+            "simkit_version": __version__,
+            "scenario": self.scenario.name,
+            "system": self.scenario.system,
+            "rounds": self.rounds,
+            "seed": self.seed,
+            "rules": dict(self.scenario.rules),
+            "combatants": combatants,
+            "scenario_metrics": scenario_metrics,
+            "groups": levels["groups"],
+            "sides": levels["sides"],
+            "elapsed_s": round(self.elapsed_s, 4),
+            "rounds_per_s": round(self.rounds_per_s, 1),
+        }
+
+    def metrics_csv(self) -> str:
+        """metrics.csv: the tidy table, numbers to 10 significant digits, NaN empty."""
+        import csv
+        import io
+
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(COLUMNS)
+        for who, metric, *numbers in self.rows:
+            writer.writerow([who, metric, *(csv_number(x) for x in numbers)])
+        return buf.getvalue()
+
+    def files(self) -> dict[str, str]:
+        """The files ``write`` writes, by name."""
+        return {
+            "summary.json": json.dumps(self.summary(), indent=2, allow_nan=False) + "\n",
+            "metrics.csv": self.metrics_csv(),
+        }
+
+    def write(self, out_dir: str | Path) -> list[Path]:
+        """Write summary.json and metrics.csv into ``out_dir`` atomically."""
+        out = Path(out_dir)
+        return output_files.write_files({out / k: v for k, v in self.files().items()})
+
+    def format_table(self, **options: Any) -> str:
+        """The table ``simkit run`` prints."""
+        from simkit.output.tables import result_table
+
+        return result_table(self, **options)
+
+    def plot(self, metric: str = "first_action", by: str = COMBATANT) -> Figure:
+        """One metric per combatant, group or side with its 95% interval (a Figure)."""
+        from simkit.output.plots import result_figure
+
+        return result_figure(self, metric=metric, by=by)

@@ -1,0 +1,33 @@
+"""The engine: system-agnostic chunking, seeding, worker threads and Dask."""
+
+from simkit.engine.core import (
+    CHUNK_ROUNDS,
+    Job,
+    RawRun,
+    RngLike,
+    chunk_rounds,
+    chunk_sizes,
+    default_workers,
+    layout_for,
+    prepare,
+    seed_sequence,
+    seed_value,
+    simulate,
+    system_of,
+)
+
+__all__ = [
+    "CHUNK_ROUNDS",
+    "Job",
+    "RawRun",
+    "RngLike",
+    "chunk_rounds",
+    "chunk_sizes",
+    "default_workers",
+    "layout_for",
+    "prepare",
+    "seed_sequence",
+    "seed_value",
+    "simulate",
+    "system_of",
+]

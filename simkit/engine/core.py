@@ -1,0 +1,229 @@
+"""Orchestration shared by every system: layout, chunking, seeding, workers, merging.
+
+A run of ``rounds`` rounds is cut into chunks (``chunk_rounds``; the last one
+shorter).  Chunk ``k`` draws from its own stream, keyed by child ``k`` of the run's
+``SeedSequence``; each chunk reduces its rounds into integer running sums, and the
+sums are added up.  Integer sums make the merge order irrelevant, so the result is
+bit-identical whatever the number of workers.  Workers are threads: the kernels are
+compiled with ``nogil=True`` and run in parallel without process start-up costs.
+
+Chunk size rule.  A chunk is ``CHUNK_ROUNDS`` = 262,144 rounds for every scenario
+whose round costs at most ``COST_FULL_CHUNK`` (``System.cost``: about 1 for four
+combatants with three dice each; every example scenario is below 2).  A costlier
+scenario gets chunks of ``CHUNK_ROUNDS / 2**k`` rounds, the smallest ``k`` that brings
+``chunk rounds x cost`` under ``CHUNK_ROUNDS x COST_FULL_CHUNK``, so that a chunk
+never takes much more than a few tenths of a second: Ctrl-C and the progress bar
+answer within a second at any size.  The chunks, and so the numbers, depend only on
+the scenario, the seed, the round count and this rule.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from simkit import systems
+from simkit.metrics import Layout, Sums
+from simkit.scenario import Scenario
+from simkit.systems.base import System
+from simkit.systems.stream import chunk_state
+
+CHUNK_ROUNDS = 1 << 18
+COST_FULL_CHUNK = 4.0
+MIN_CHUNK_ROUNDS = 256
+
+RngLike = np.random.Generator | np.random.SeedSequence | int | None
+
+
+def system_of(scenario: Scenario) -> System:
+    """The System object of a scenario (from the registry)."""
+    return systems.get(scenario.system)
+
+
+def layout_for(scenario: Scenario, pairs: tuple[tuple[int, int], ...] = ()) -> Layout:
+    """The layout of a scenario's counts (its system's counts, its groups and sides)."""
+    system = system_of(scenario)
+    return Layout(
+        names=scenario.names,
+        counts=tuple(system.counts),
+        dist_sizes=tuple(system.dist_size(c.params) for c in scenario.combatants),
+        scenario_counts=tuple(system.scenario_counts),
+        groups=tuple(c.group for c in scenario.combatants),
+        sides=tuple(c.side for c in scenario.combatants),
+        extra_pairs=pairs,
+    )
+
+
+def seed_sequence(rng: RngLike) -> np.random.SeedSequence:
+    """Normalise the one ``rng`` argument (SPEC 7) to a SeedSequence."""
+    if isinstance(rng, np.random.SeedSequence):
+        return rng
+    if isinstance(rng, np.random.Generator):
+        return np.random.SeedSequence(int(rng.integers(0, 2**63)))
+    if rng is None:
+        return np.random.SeedSequence()
+    if isinstance(rng, bool) or not isinstance(rng, int | np.integer) or int(rng) < 0:
+        raise ValueError(f"rng must be a Generator, SeedSequence, int >= 0 or None, got {rng!r}")
+    return np.random.SeedSequence(int(rng))
+
+
+def seed_value(seq: np.random.SeedSequence) -> int | list[int]:
+    """The seed entropy as plain JSON data."""
+    return seq.entropy if isinstance(seq.entropy, int) else list(seq.entropy)
+
+
+def chunk_rounds(scenario: Scenario) -> int:
+    """Rounds per chunk for ``scenario`` (the module docstring's rule)."""
+    cost = float(system_of(scenario).cost(scenario))
+    if not cost <= COST_FULL_CHUNK:
+        k = math.ceil(math.log2(cost / COST_FULL_CHUNK))
+        return max(MIN_CHUNK_ROUNDS, CHUNK_ROUNDS >> k)
+    return CHUNK_ROUNDS
+
+
+def chunk_sizes(rounds: int, size: int = CHUNK_ROUNDS) -> list[int]:
+    full, rest = divmod(rounds, size)
+    return [size] * full + ([rest] if rest else [])
+
+
+def default_workers() -> int:
+    return os.cpu_count() or 1
+
+
+@dataclass
+class RawRun:
+    """What a run produced before estimation: the layout and merged sums."""
+
+    layout: Layout
+    sums: Sums
+    elapsed_s: float
+    workers: int
+    batches: list[Sums] | None = None
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything a worker needs to play chunks: picklable (Dask tasks)."""
+
+    system: System
+    compiled: Any
+    layout: Layout
+
+    def play(self, key: np.ndarray, n_rounds: int) -> Sums:
+        sums = self.layout.new_sums()
+        self.system.run_chunk(self.compiled, key, n_rounds, sums)
+        return sums
+
+
+def prepare(scenario: Scenario, pairs: tuple[tuple[int, int], ...] = ()) -> Job:
+    """Compile ``scenario`` for its system."""
+    system = system_of(scenario)
+    layout = layout_for(scenario, pairs)
+    return Job(system, system.compile(scenario, layout), layout)
+
+
+def simulate(
+    scenario: Scenario,
+    rounds: int,
+    seq: np.random.SeedSequence,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    batch_rounds: int | None = None,
+    scheduler: Any = None,
+    pairs: tuple[tuple[int, int], ...] = (),
+) -> RawRun:
+    """Play ``rounds`` rounds of ``scenario`` and return the merged running sums.
+
+    With ``scheduler`` (a ``dask.distributed.Client``, a scheduler address or
+    ``"local"``), the same chunks are played on a Dask cluster (``engine.distributed``).
+
+    With ``batch_rounds``, also keep the sums of every batch of that many rounds
+    (``RawRun.batches``, in round order) for paired comparisons.  Batches leave the
+    means unchanged: within a chunk they carry a round's state (R8) from one batch to
+    the next (a regeneration cycle cut by a batch boundary is counted as two cycles).
+    """
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+    workers = workers or default_workers()
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    sizes = chunk_sizes(rounds, chunk_rounds(scenario))
+    job = prepare(scenario, pairs)
+    if scheduler is not None:
+        if batch_rounds:
+            raise ValueError("batch_rounds cannot be combined with a scheduler")
+        from simkit.engine.distributed import simulate_distributed
+
+        return simulate_distributed(job, sizes, seq, scheduler, workers=workers, progress=progress)
+    if batch_rounds:
+        return _simulate_batches(job, sizes, seq, batch_rounds, progress)
+    total = job.layout.new_sums()
+    start = time.perf_counter()
+
+    def play(k: int) -> Sums:
+        return job.play(chunk_state(seq, k), sizes[k])
+
+    if workers == 1 or len(sizes) == 1:
+        for k in range(len(sizes)):
+            total.add(play(k))
+            if progress:
+                progress(sizes[k])
+    else:
+        for sums, n in _parallel(play, sizes, workers):
+            total.add(sums)
+            if progress:
+                progress(n)
+    return RawRun(job.layout, total, time.perf_counter() - start, workers)
+
+
+def _parallel(
+    play: Callable[[int], Sums], sizes: list[int], workers: int
+) -> Iterator[tuple[Sums, int]]:
+    """Run chunks on a thread pool, at most ``2 * workers`` in flight (flat memory)."""
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        pending: dict[Future[Any], int] = {}
+        next_k = 0
+        while next_k < len(sizes) or pending:
+            while next_k < len(sizes) and len(pending) < 2 * workers:
+                pending[pool.submit(play, next_k)] = next_k
+                next_k += 1
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                k = pending.pop(fut)
+                yield fut.result(), sizes[k]
+    finally:
+        # On Ctrl-C do not wait for queued chunks (running ones end with their chunk).
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _simulate_batches(
+    job: Job,
+    sizes: list[int],
+    seq: np.random.SeedSequence,
+    batch_rounds: int,
+    progress: Callable[[int], None] | None,
+) -> RawRun:
+    """Single-threaded run that keeps per-batch sums (round streams make them paired)."""
+    start = time.perf_counter()
+    total = job.layout.new_sums()
+    batches: list[Sums] = []
+    for k, size in enumerate(sizes):
+        key = chunk_state(seq, k)
+        carry = 0
+        for first in range(0, size, batch_rounds):
+            sums = job.layout.new_sums()
+            n = min(batch_rounds, size - first)
+            carry = job.system.run_chunk(job.compiled, key, n, sums, first=first, carry=carry)
+            batches.append(sums)
+            total.add(sums)
+        if progress:
+            progress(size)
+    return RawRun(job.layout, total, time.perf_counter() - start, 1, batches)

@@ -1,0 +1,343 @@
+"""What an initiative system is to the rest of simkit: the :class:`System` protocol.
+
+An initiative system lives in one package under ``simkit/systems/`` and exports one
+object satisfying :class:`System`.  Validation, the engine, sweeps, comparisons,
+reports, the benchmark and the command line only ever talk to that object (found in
+the registry, ``simkit.systems``); none of them names a system.
+
+The seam between orchestration and kernels is
+
+    compile(scenario, layout)  ->  compiled (flat arrays, named slot indices)
+    run_chunk(compiled, key, n_rounds, sums, first, carry) -> carry
+    trace(compiled, key, n_rounds, first, carry, dice) -> Trace
+
+``run_chunk`` plays rounds ``first .. first + n_rounds - 1`` of the chunk whose
+random-stream key is ``key`` (each round on its own stream, ``stream.round_start``) and
+adds their counts to ``sums`` (``metrics.Sums`` of ``layout``).  ``carry`` is what a
+round passes to the next one (readiness R8; 0 for the others); chunks always start
+with 0.  ``trace`` plays the same rounds on the kernel's own code and returns every
+round's counts (complete rows of the layout, group and side slots filled) and the
+events of play, one row each (``EVENT_COLUMNS``); flushing its rows as cycles must
+give exactly the sums of ``run_chunk``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from simkit.metrics import Layout, Sums
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+MAX_COUNT = 100
+MAX_COMBATANTS = 200
+NAME_MAX = 100  # characters in a name, side or target
+
+
+@dataclass(frozen=True)
+class Field:
+    """One scenario field or rule: its type, default and what is allowed.
+
+    ``aliases`` maps accepted spellings to the value they mean (``guard = true`` is
+    ``"backup"``); ``pattern`` is a regular expression for string values beyond
+    ``choices`` whose integer group must lie in ``[pattern_low, pattern_high]``
+    (``hasty_up_to:N``).
+    """
+
+    kind: type
+    default: Any = REQUIRED
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] | None = None
+    allowed: str | None = None
+    aliases: Mapping[Any, Any] = field(default_factory=dict)
+    pattern: str | None = None
+    pattern_low: int = 0
+    pattern_high: int = 0
+    meaning: str = ""
+
+    def describe(self) -> str:
+        """What is allowed, in words."""
+        if self.allowed:
+            return self.allowed
+        if self.choices:
+            return "one of " + ", ".join(f'"{c}"' for c in self.choices)
+        name = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}[
+            self.kind
+        ]
+        if self.low is not None and self.high is not None:
+            return f"{name} from {_num(self.low)} to {_num(self.high)}"
+        if self.low is not None:
+            return f"{name} >= {_num(self.low)}"
+        return name
+
+    def pattern_value(self, value: str) -> int | None:
+        """The integer of a ``pattern`` value (``hasty_up_to:3`` -> 3), else None."""
+        if self.pattern is None:
+            return None
+        m = re.fullmatch(self.pattern, value)
+        return int(m.group(1)) if m else None
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+# The common model of RULES.md: fields every system has.
+COMMON_FIELDS: dict[str, Field] = {
+    "name": Field(str, meaning="unique after count expansion"),
+    "side": Field(str, meaning="combatants of every other side are its opponents"),
+    "count": Field(
+        int,
+        1,
+        1,
+        MAX_COUNT,
+        meaning='count = N > 1 makes N copies named "NAME 1" .. "NAME N"; NAME becomes a group',
+    ),
+    "target": Field(
+        str,
+        "random",
+        allowed='"random", the name of one opponent, or the base name of a count group',
+        meaning="whom its attacks aim at",
+    ),
+    "attack_share": Field(float, 1.0, 0.0, 1.0, meaning="probability that an action is an attack"),
+}
+IDENTITY_FIELDS = ("name", "side", "count")  # never changed by --set, --vary, with_changes
+
+
+def codes(choices: Sequence[str]) -> dict[str, int]:
+    """Named codes of a choice field, 0, 1, 2 ... in the order of ``choices``."""
+    return {c: k for k, c in enumerate(choices)}
+
+
+def code_of(table: Mapping[str, int], value: str, what: str) -> int:
+    """The code of ``value``; an unknown value is an error, never a silent default."""
+    try:
+        return table[value]
+    except KeyError:
+        raise ValueError(f"{what}: unknown value {value!r}; known: {', '.join(table)}") from None
+
+
+# One meaning of a tie rule in every system.
+TIE_RANDOM, TIE_SIMULTANEOUS = 0, 1
+TIE_CODES = {"random": TIE_RANDOM, "simultaneous": TIE_SIMULTANEOUS}
+
+# attack_share as a kernel stores it: 1 and 0 draw nothing; 0 < p < 1 draws
+# chance(threshold) even when the threshold rounds to 0 or 2**53.
+SHARE_ALWAYS = (1 << 53) + 1
+SHARE_NEVER = -1
+
+
+def share_code(p: float) -> int:
+    """``attack_share`` as a kernel code (see SHARE_ALWAYS / SHARE_NEVER)."""
+    from simkit.systems.stream import chance_threshold
+
+    if p >= 1.0:
+        return SHARE_ALWAYS
+    if p <= 0.0:
+        return SHARE_NEVER
+    return chance_threshold(p)
+
+
+# Trace events: one int64 row each.  ``kind`` is the system's event code; the other
+# columns' meaning depends on the kind (System.event_text / event_json).
+EVENT_COLUMNS = ("round", "kind", "actor", "other", "a", "b", "c", "d")
+EVENT_WIDTH = len(EVENT_COLUMNS)
+NOBODY = -1
+
+
+@dataclass(frozen=True)
+class Trace:
+    """What ``System.trace`` returns.
+
+    rows : int64 [n_rounds, layout.size]
+        Every round's counts, aggregate slots filled.
+    events : int64 [n_events, EVENT_WIDTH]
+        The events of play, in order (``EVENT_COLUMNS``).
+    carries : int64 [n_rounds]
+        The carry each round passes on (readiness R8; 0 elsewhere).
+    states : uint64 [n_rounds, 6]
+        The six stream words each round left behind (random_stream.canonical_state).
+    """
+
+    rows: np.ndarray
+    events: np.ndarray
+    carries: np.ndarray
+    states: np.ndarray
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a scenario: the field path and the message."""
+
+    path: str
+    message: str
+
+
+@runtime_checkable
+class System(Protocol):
+    """An initiative system (one package under simkit/systems/)."""
+
+    name: str  # as in a scenario file: system = "readiness"
+    title: str  # "dice-pool initiative"
+    rule_ids: str  # "R1-R10"
+    fields: Mapping[str, Field]  # its combatant fields (COMMON_FIELDS come on top)
+    rules: Mapping[str, Field]  # its [rules]
+    main_field: str  # the initiative stat a report sweeps ("readiness", "rating", ...)
+    policies: tuple[str, ...]  # the policy fields (hold, defend, ...)
+    counts: tuple[str, ...]  # per-combatant counts its kernels fill (metric registry names)
+    scenario_counts: tuple[str, ...]  # scenario-wide counts
+    method_note: str  # one paragraph on how a round is played, for reports
+    waiting_words: str  # how this system's own waiting rule reads ("holding (R5)")
+
+    def prepare(self, entry: Mapping[str, Any], params: dict[str, Any]) -> list[Problem]:
+        """Cross-field checks of one combatant entry (``entry``: the keys as given;
+        ``params``: every field checked, defaults filled).  May fill derived fields
+        in ``params``.  Paths are field names (``weakness``)."""
+        ...
+
+    def check(self, scenario: Any) -> list[Problem]:
+        """Checks across combatants (commanders, ...); full paths."""
+        ...
+
+    def edit(self, given: dict[str, Any], key: str, value: Any) -> str | None:
+        """Apply one change (``--set``, ``with_changes``) to the keys as given; a message
+        if the change cannot be made this way."""
+        ...
+
+    def dist_size(self, params: Mapping[str, Any]) -> int:
+        """How many values ``actions`` can take for a combatant (k = 0 .. size - 1)."""
+        ...
+
+    def stat(self, params: Mapping[str, Any]) -> int:
+        """The value of its main initiative stat."""
+        ...
+
+    def stat_field(self, params: Mapping[str, Any], given: frozenset[str]) -> str:
+        """The field that moves the main stat of this combatant (vtm: rating or dexterity)."""
+        ...
+
+    def waits(self, params: Mapping[str, Any]) -> bool:
+        """True if its policies make it wait (hold, delay)."""
+        ...
+
+    def never_waits(self) -> dict[str, Any]:
+        """The changes that make a combatant stop waiting (``{"hold": "never"}``)."""
+        ...
+
+    def cost(self, scenario: Any) -> float:
+        """Relative work of one round (about 1 for a 4-combatant default scenario)."""
+        ...
+
+    def compile(self, scenario: Any, layout: Layout) -> Any: ...
+
+    def run_chunk(
+        self,
+        compiled: Any,
+        key: np.ndarray,
+        n_rounds: int,
+        sums: Sums,
+        first: int = 0,
+        carry: int = 0,
+    ) -> int: ...
+
+    def trace(
+        self,
+        compiled: Any,
+        key: np.ndarray,
+        n_rounds: int,
+        first: int = 0,
+        carry: int = 0,
+        dice: Mapping[int, Sequence[int]] | None = None,
+    ) -> Trace: ...
+
+    def dice_spec(self, params: Mapping[str, Any]) -> tuple[int, int]:
+        """(number of dice, sides) a combatant rolls (for ``trace --dice``); (0, 0) if
+        its dice are not its own (a side's group roll)."""
+        ...
+
+    def event_text(self, event: np.ndarray, names: Sequence[str]) -> str:
+        """One event as a line of text, citing its rule ID."""
+        ...
+
+    def event_json(self, event: np.ndarray, names: Sequence[str]) -> dict[str, Any]:
+        """One event as a JSON object."""
+        ...
+
+    def bench_scenario(self) -> dict[str, Any]:
+        """A 4-combatant, 2-side scenario with default policies (TOML as a dict)."""
+        ...
+
+
+Warmup = Callable[[], None]
+
+
+class SystemBase:
+    """Defaults for the optional parts of :class:`System`; a system subclasses it and
+    sets the attributes and kernel methods of the protocol."""
+
+    name = ""
+    title = ""
+    rule_ids = ""
+    fields: Mapping[str, Field] = {}
+    rules: Mapping[str, Field] = {}
+    main_field = ""
+    policies: tuple[str, ...] = ()
+    counts: tuple[str, ...] = ()
+    scenario_counts: tuple[str, ...] = ()
+    method_note = ""
+    waiting_words = ""
+    sweep_note = ""
+
+    def prepare(self, entry: Mapping[str, Any], params: dict[str, Any]) -> list[Problem]:
+        return []
+
+    def check(self, scenario: Any) -> list[Problem]:
+        return []
+
+    def edit(self, given: dict[str, Any], key: str, value: Any) -> str | None:
+        given[key] = value
+        return None
+
+    def stat(self, params: Mapping[str, Any]) -> int:
+        return int(params[self.main_field])
+
+    def stat_field(self, params: Mapping[str, Any], given: frozenset[str]) -> str:
+        return self.main_field
+
+    def waits(self, params: Mapping[str, Any]) -> bool:
+        return False
+
+    def never_waits(self) -> dict[str, Any]:
+        return {}
+
+    def cost(self, scenario: Any) -> float:
+        return max(1.0, len(scenario.combatants) / 4)
+
+    def dice_spec(self, params: Mapping[str, Any]) -> tuple[int, int]:
+        return (0, 0)
+
+    def event_text(self, event: np.ndarray, names: Sequence[str]) -> str:
+        return " ".join(str(int(x)) for x in event)
+
+    def event_json(self, event: np.ndarray, names: Sequence[str]) -> dict[str, Any]:
+        return {k: int(v) for k, v in zip(EVENT_COLUMNS, event, strict=True)}
+
+    def __repr__(self) -> str:
+        return f"<system {self.name}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled by name (Dask tasks)
+        from simkit.systems.registry import get
+
+        return (get, (self.name,))

@@ -1,0 +1,401 @@
+"""The revision-2 perception twin (tests/twins/perception.py): exact values, round
+identities, and revision 1 reachable through ``information = "order"``.
+
+Exact values come from enumerating every d10 and every random choice (tie orders,
+within-side orders, attack_share, target) of the twin with ``fractions.Fraction``
+(``exact``), checked against closed forms written here from RULES.md.  Scenarios are
+built with ``builders.make_scenario`` (the validator does not know revision 2 yet).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from fractions import Fraction
+from itertools import product
+from typing import Any
+
+import pytest
+from builders import make_scenario
+from naive_rng import NaiveStream
+from twins import perception as twin
+
+D10 = range(1, 11)
+
+
+# ------------------------------------------------------------------ enumeration
+class PathDraws:
+    """A draw source that follows a given list of choices, then takes choice 0.
+
+    It records every choice, how many there were to pick from, and the probability of
+    the path so far, so that all paths can be walked like an odometer.
+    """
+
+    def __init__(self, prefix: list[int]) -> None:
+        self.prefix = prefix
+        self.choices: list[int] = []
+        self.arity: list[int] = []
+        self.probability = Fraction(1)
+
+    def _choose(self, weights: list[Fraction]) -> int:
+        pos = len(self.choices)
+        k = self.prefix[pos] if pos < len(self.prefix) else 0
+        self.choices.append(k)
+        self.arity.append(len(weights))
+        self.probability *= weights[k]
+        return k
+
+    def roll(self, sides: int) -> int:
+        return self._choose([Fraction(1, sides)] * sides) + 1
+
+    def below(self, n: int) -> int:
+        if n <= 1:
+            return 0  # draws nothing
+        return self._choose([Fraction(1, n)] * n)
+
+    def chance(self, threshold: int) -> bool:
+        p = Fraction(threshold, 2**53)
+        return self._choose([p, 1 - p]) == 0
+
+
+def every_round(scenario: Any):
+    """Every possible round of ``scenario`` (its counts) with its exact probability."""
+    prefix: list[int] = []
+    while True:
+        draws = PathDraws(prefix)
+        counts = twin.play_round(scenario, draws)
+        yield draws.probability, counts
+        k = len(draws.choices) - 1
+        while k >= 0 and draws.choices[k] + 1 == draws.arity[k]:
+            k -= 1
+        if k < 0:
+            return
+        prefix = draws.choices[:k] + [draws.choices[k] + 1]
+
+
+def exact(scenario: Any) -> dict[tuple[str, str], Fraction]:
+    """Exact per-round mean of every count of the twin."""
+    total: Counter = Counter()
+    mass = Fraction(0)
+    for p, counts in every_round(scenario):
+        mass += p
+        for key, value in counts.items():
+            total[key] += p * value
+    assert mass == 1
+    return {key: Fraction(v) for key, v in total.items()}
+
+
+def p_dice(n: int, event) -> Fraction:
+    """P(event(d1, .., dn)) over n independent d10."""
+    return Fraction(sum(1 for dice in product(D10, repeat=n) if event(*dice)), 10**n)
+
+
+def perception(*combatants: dict, **rules: Any) -> Any:
+    return make_scenario("perception", list(combatants), rules=rules)
+
+
+def gunnar_and_wolf(mode: str, information: str) -> Any:
+    return perception(
+        {"name": "Gunnar", "side": "party", "perception": 4, "commander": True},
+        {"name": "Wolf", "side": "wolves", "perception": 6, "commander": True},
+        mode=mode,
+        information=information,
+    )
+
+
+# ------------------------------------------------------------------ the seed's example
+@pytest.mark.parametrize("mode", ["individual", "group"])
+@pytest.mark.parametrize("information", ["strict", "order"])
+def test_gunnar_and_the_wolf_exact(mode, information):
+    """RULES.md P3: P(Gunnar first) = 28/100; the wolf knows Gunnar's first action with
+    64/100 (strict: its total strictly higher) or 72/100 ("order": it acts first)."""
+    first = p_dice(2, lambda g, w: 4 + g > 6 + w)  # a tie goes to the wolf (P1, P2)
+    wolf_higher = p_dice(2, lambda g, w: 6 + w > 4 + g)
+    assert (first, wolf_higher) == (Fraction(28, 100), Fraction(64, 100))
+    ex = exact(gunnar_and_wolf(mode, information))
+    assert ex[("Gunnar", "first_action")] == first
+    assert ex[("Wolf", "first_action")] == 1 - first
+    assert ex[("Gunnar", "acts_before.Wolf")] == first
+    # Gunnar acts first exactly when his total is strictly higher: both readings agree
+    assert ex[("Gunnar", "known_intents")] == ex[("Wolf", "intent_disclosed")] == first
+    wolf_knows = Fraction(64, 100) if information == "strict" else Fraction(72, 100)
+    assert ex[("Wolf", "known_intents")] == wolf_knows
+    assert ex[("Gunnar", "intent_disclosed")] == wolf_knows
+    assert ex[("Wolf", "attacked_before_acting")] == first
+    assert ex[("Gunnar", "attacks_received")] == ex[("Gunnar", "undefended")] == 1
+
+
+class SeedRolls:
+    """The seed's rolls: Gunnar 9, the wolf 2; no other draw is expected."""
+
+    def __init__(self) -> None:
+        self.dice = [9, 2]
+
+    def roll(self, sides: int) -> int:
+        assert sides == 10
+        return self.dice.pop(0)
+
+    def below(self, n: int) -> int:
+        raise AssertionError(f"unexpected below({n})")
+
+    def chance(self, threshold: int) -> bool:
+        raise AssertionError("unexpected attack_share draw")
+
+
+@pytest.mark.parametrize("mode", ["individual", "group"])
+def test_gunnar_and_the_wolf_seed_rolls_log(mode):
+    """Gunnar 9 -> 13, the wolf 2 -> 8: Gunnar acts first and knows the wolf's attack."""
+    log: list[tuple] = []
+    counts = twin.play_round(gunnar_and_wolf(mode, "strict"), SeedRolls(), log)
+    rule, who = ("P1", ("Gunnar", "Wolf")) if mode == "individual" else ("P2", ("party", "wolves"))
+    assert log == [
+        ("roll", rule, who[0], 9, 13),
+        ("roll", rule, who[1], 2, 8),
+        ("order", rule, (("Gunnar",), ("Wolf",))),
+        ("intent", "P3", "Gunnar", "Wolf"),
+        ("act", "P4", "Gunnar"),
+        ("attack", "P4", "Gunnar", "Wolf"),
+        ("act", "P4", "Wolf"),
+        ("attack", "P4", "Wolf", "Gunnar"),
+    ]
+    assert counts[("Gunnar", "known_intents")] == 1
+    assert counts[("Wolf", "intent_disclosed")] == 1
+    assert counts[("Gunnar", "intent_disclosed")] == 0
+    assert counts[("Wolf", "attacked_before_acting")] == 1
+
+
+# ------------------------------------------------------------------ group mode
+@pytest.mark.parametrize("information", ["strict", "order"])
+def test_group_equal_group_perception(information):
+    """Both sides have group perception 4 ("highest"): equal totals (1/10) give nobody
+    information under "strict"; under "order" the side the coin puts first learns."""
+    scenario = perception(
+        {"name": "A", "side": "x", "perception": 4, "target": "C"},
+        {"name": "B", "side": "x", "perception": 1, "attack_share": 0.5, "target": "C"},
+        {"name": "C", "side": "y", "perception": 4, "target": "B"},
+        {"name": "D", "side": "y", "perception": 2, "attack_share": 0.0},
+        {"name": "E", "side": "y", "perception": 0, "attack_share": 0.0},
+        mode="group",
+        group_stat="highest",
+        within_side="random",
+        information=information,
+    )
+    ex = exact(scenario)
+    x_higher = p_dice(2, lambda dx, dy: dx > dy)
+    tie = p_dice(2, lambda dx, dy: dx == dy)
+    assert (x_higher, tie) == (Fraction(45, 100), Fraction(1, 10))
+    x_learns = x_higher if information == "strict" else x_higher + tie / 2
+    assert ex[("A", "known_intents")] == 3 * x_learns
+    assert ex[("B", "known_intents")] == 3 * x_learns
+    assert ex[("C", "known_intents")] == 2 * x_learns  # symmetric: y learns as often
+    assert ex[("A", "intent_disclosed")] == x_learns
+    assert ex[("E", "intent_disclosed")] == x_learns
+    # the acting order does not depend on the reading
+    assert ex[("A", "first_action")] == Fraction(1, 4)
+    assert ex[("C", "first_action")] == Fraction(1, 6)
+    # C attacks B; B is attacked before acting when y acts first (1/2)
+    assert ex[("B", "attacked_before_acting")] == Fraction(1, 2)
+    # C always attacks B; A always and B half the time attack C
+    assert ex[("B", "attacks_received")] == 1
+    assert ex[("A", "attacks_received")] == 0
+    assert ex[("C", "attacks_received")] == ex[("C", "undefended")] == Fraction(3, 2)
+    # C before acting: y second (1/2); A attacks surely, B with 1/2: 1 - 1/2 = 1/2
+    assert ex[("C", "attacked_before_acting")] == Fraction(1, 2)
+
+
+@pytest.mark.parametrize("information", ["strict", "order"])
+def test_group_commanders_equal_totals(information):
+    """Commander perception 5 vs 3: equal side totals (8/100) put side x first on its
+    higher group perception (P2), but under "strict" nobody learns anything then."""
+    scenario = perception(
+        {"name": "Hero", "side": "x", "perception": 5, "commander": True},
+        {"name": "Squire", "side": "x", "perception": 6},
+        {"name": "Orc", "side": "y", "perception": 3, "commander": True},
+        {"name": "Goblin", "side": "y", "perception": 1},
+        mode="group",
+        within_side="listed",
+        information=information,
+    )
+    ex = exact(scenario)
+    x_first = p_dice(2, lambda dx, dy: 5 + dx >= 3 + dy)
+    x_higher = p_dice(2, lambda dx, dy: 5 + dx > 3 + dy)
+    assert x_first - x_higher == Fraction(8, 100)
+    x_learns = x_higher if information == "strict" else x_first
+    assert ex[("Hero", "first_action")] == x_first
+    assert ex[("Squire", "first_action")] == 0  # listed: the Hero first
+    assert ex[("Squire", "known_intents")] == 2 * x_learns
+    assert ex[("Goblin", "intent_disclosed")] == x_learns
+    assert ex[("Orc", "known_intents")] == 2 * (1 - x_first)  # y first: x's total lower
+
+
+# ------------------------------------------------------------------ tie = "simultaneous"
+@pytest.mark.parametrize("information", ["strict", "order"])
+def test_individual_tie_simultaneous(information):
+    """A (3) and C (3) share a slot on equal totals; A (3) beats B (2) on equal totals,
+    which gives A B's intent only under "order"."""
+    scenario = perception(
+        {"name": "A", "side": "x", "perception": 3},
+        {"name": "B", "side": "y", "perception": 2, "attack_share": 0.0},
+        {"name": "C", "side": "y", "perception": 3, "attack_share": 0.0},
+        tie="simultaneous",
+        information=information,
+    )
+    ex = exact(scenario)
+
+    def p(event) -> Fraction:
+        return p_dice(3, lambda a, b, c: event(3 + a, 2 + b, 3 + c))
+
+    a_before_b = p(lambda a, b, c: a >= b)  # equal totals: the higher perception
+    a_before_c = p(lambda a, b, c: a > c)  # equal totals and perception: same slot
+    if information == "strict":
+        assert ex[("A", "known_intents")] == p(lambda a, b, c: a > b) + a_before_c
+        assert ex[("B", "intent_disclosed")] == p(lambda a, b, c: a > b)
+    else:
+        assert ex[("A", "known_intents")] == a_before_b + a_before_c
+        assert ex[("B", "intent_disclosed")] == a_before_b
+    assert p(lambda a, b, c: a == b) == Fraction(9, 100)
+    assert ex[("C", "known_intents")] == p(lambda a, b, c: c > a)  # never learns on a tie
+    assert ex[("A", "acts_before.C")] == a_before_c
+    assert ex[("A", "acts_before.B")] == a_before_b
+    assert ex[("A", "first_action")] == p(lambda a, b, c: a >= c and a >= b)
+    assert ex[("C", "first_action")] == p(lambda a, b, c: c >= a and c >= b)
+    # A attacks B or C; same slot (a == c) is not "before acting"
+    assert ex[("C", "attacked_before_acting")] == a_before_c / 2
+    assert ex[("A", "attacks_made")] == 1
+
+
+# ------------------------------------------------------------------ random scenarios
+SHARES = (1.0, 1.0, 0.0, 0.5, 0.3, 0.9)
+RULE_CHOICES = {
+    "mode": ("individual", "group"),
+    "tie": ("random", "simultaneous"),
+    "group_stat": ("commander", "highest"),
+    "within_side": ("random", "listed"),
+}
+
+
+def random_scenario(rng: random.Random, information: str, max_total: int = 7) -> Any:
+    """A random perception scenario (see ``random_entries``)."""
+    entries, rules = random_entries(rng, max_total)
+    return make_scenario("perception", entries, rules={**rules, "information": information})
+
+
+def random_entries(rng: random.Random, max_total: int = 7) -> tuple[list[dict], dict]:
+    """Random combatant entries and rules: 2-3 sides, up to ``max_total`` combatants,
+    small perceptions (many ties), every rule, share kind and target kind."""
+    n_sides = rng.choice((2, 2, 3))
+    sides = [f"side{k}" for k in range(n_sides)]
+    rules = {key: rng.choice(values) for key, values in RULE_CHOICES.items()}
+    needs_commander = rules["mode"] == "group" and rules["group_stat"] == "commander"
+    entries: list[dict] = []
+    made = 0
+    total = rng.randint(n_sides, max_total)
+    while made < total:
+        k = len(entries)
+        if k < n_sides:  # one single combatant per side first (the commanders)
+            e = {"name": f"C{k}", "side": sides[k], "count": 1}
+            if needs_commander or rng.random() < 0.4:
+                e["commander"] = True
+        else:
+            count = 1 if rng.random() < 0.5 else rng.randint(1, min(3, total - made))
+            e = {"name": f"C{k}", "side": rng.choice(sides), "count": count}
+        e["perception"] = rng.randint(0, 5)
+        e["attack_share"] = rng.choice(SHARES)
+        entries.append(e)
+        made += e["count"]
+    for e in entries:
+        opponents = [o for o in entries if o["side"] != e["side"]]
+        r = rng.random()
+        o = rng.choice(opponents)
+        if r < 0.25:
+            e["target"] = o["name"] if o["count"] == 1 else f"{o['name']} {o['count']}"
+        elif r < 0.45:
+            e["target"] = o["name"]  # a single opponent or a count group
+    return entries, rules
+
+
+def test_revision_1_stays_reachable():
+    """300 random scenarios x 40 rounds: with ``information = "order"`` the new twin
+    gives every count of tests/naive_perception.py, round by round, and leaves the
+    stream in the same state."""
+    # imported here: the revision-1 twin imports simkit, which is being restructured
+    import naive_perception
+
+    rng = random.Random(20261202)
+    seen: set = set()
+    for k in range(300):
+        scenario = random_scenario(rng, information="order")
+        key = [rng.getrandbits(64) for _ in range(4)]
+        first = rng.randint(0, 999)
+        got, states = twin.play_rounds_keyed(scenario, key, 40, first=first)
+        for r in range(40):
+            stream = NaiveStream.for_round(key, first + r)
+            want = naive_perception.play_round(scenario, stream)
+            assert {m: got[r][m] for m in want} == want, (k, r, scenario.to_dict())
+            assert states[r] == stream.state(), (k, r)
+        rules = scenario.rules
+        seen.add((rules["mode"], rules["tie"] if rules["mode"] == "individual" else "-"))
+        seen.add(len(scenario.sides))
+    assert {("individual", "random"), ("individual", "simultaneous"), ("group", "-"), 2, 3} <= seen
+
+
+def check_round(scenario: Any, counts: dict, log: list[tuple]) -> None:
+    """The identities every round satisfies."""
+    cs = scenario.combatants
+    side = {c.name: c.side for c in cs}
+    for c in cs:
+        n = c.name
+        assert counts[(n, "attacks_received")] == counts[(n, "undefended")]
+        assert counts[(n, "actions")] == 1 and counts[(n, "actions_dist.1")] == 1
+        learned = [e[3] for e in log if e[0] == "intent" and e[2] == n]
+        assert counts[(n, "known_intents")] == sum(1 for s in learned if side[s] != c.side)
+        assert counts[(n, "attacks_made")] == sum(1 for e in log if e[0] == "attack" and e[2] == n)
+    attacks = [(e[2], e[3]) for e in log if e[0] == "attack"]
+    assert all(side[a] != side[t] for a, t in attacks)
+    if len(scenario.sides) == 2:
+        for s in scenario.sides:
+            made = sum(counts[(c.name, "attacks_made")] for c in cs if c.side == s)
+            received = sum(counts[(c.name, "attacks_received")] for c in cs if c.side != s)
+            assert made == received
+    assert sum(counts[(c.name, "attacks_made")] for c in cs) == sum(
+        counts[(c.name, "attacks_received")] for c in cs
+    )
+    assert sum(1 for e in log if e[0] == "act") == len(cs)
+    # the first slot's intent is never learned ("except the one acting first")
+    (order,) = [e[2] for e in log if e[0] == "order"]
+    assert not [e for e in log if e[0] == "intent" and e[3] in order[0]]
+
+
+def test_round_identities_and_strict_within_order():
+    """400 random scenarios x 20 rounds: the identities; and on the same stream the
+    strict reading gives a subset of what "order" gives, every other count equal."""
+    rng = random.Random(4242)
+    for _ in range(400):
+        entries, rules = random_entries(rng)
+        scenario = make_scenario("perception", entries, rules={**rules, "information": "strict"})
+        other = make_scenario("perception", entries, rules={**rules, "information": "order"})
+        key = [rng.getrandbits(64) for _ in range(4)]
+        for r in range(20):
+            log: list[tuple] = []
+            stream, order_stream = NaiveStream.for_round(key, r), NaiveStream.for_round(key, r)
+            counts = twin.play_round(scenario, stream, log)
+            check_round(scenario, counts, log)
+            wide_log: list[tuple] = []
+            wide = twin.play_round(other, order_stream, wide_log)
+            check_round(other, wide, wide_log)
+            assert stream.state() == order_stream.state()
+            for (name, metric), value in counts.items():
+                if metric in ("known_intents", "intent_disclosed"):
+                    assert value <= wide[(name, metric)]
+                else:
+                    assert value == wide[(name, metric)]
+
+
+def test_play_rounds_keyed_matches_play_round():
+    scenario = gunnar_and_wolf("individual", "strict")
+    key = [5, 6, 7, 8]
+    rounds, states = twin.play_rounds_keyed(scenario, key, 5, first=3)
+    for r in range(5):
+        stream = NaiveStream.for_round(key, 3 + r)
+        assert twin.play_round(scenario, stream) == rounds[r]
+        assert stream.state() == states[r]

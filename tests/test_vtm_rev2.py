@@ -1,0 +1,658 @@
+"""The revision-2 vtm twin (tests/twins/vtm.py): exact values, round identities, and
+revision 1 reachable through its named variants.
+
+Exact values come from enumerating every d10 and every random choice (tie order,
+attack_share, target) of the twin with ``fractions.Fraction`` (``exact``), checked
+against closed forms written here from RULES.md.  Scenarios are built with
+``builders.make_scenario`` (the validator does not know revision 2 yet).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from fractions import Fraction
+from itertools import product
+from typing import Any
+
+import naive_vtm
+import pytest
+from builders import make_scenario
+from naive_rng import NaiveStream
+from twins import vtm as twin
+
+D10 = range(1, 11)
+HALF = Fraction(1, 2)
+
+
+# ------------------------------------------------------------------ enumeration
+class PathDraws:
+    """A draw source that follows a given list of choices, then takes choice 0.
+
+    It records every choice, how many there were to pick from, and the probability of
+    the path so far, so that all paths can be walked like an odometer.
+    """
+
+    def __init__(self, prefix: list[int]) -> None:
+        self.prefix = prefix
+        self.choices: list[int] = []
+        self.arity: list[int] = []
+        self.probability = Fraction(1)
+
+    def _choose(self, weights: list[Fraction]) -> int:
+        pos = len(self.choices)
+        k = self.prefix[pos] if pos < len(self.prefix) else 0
+        self.choices.append(k)
+        self.arity.append(len(weights))
+        self.probability *= weights[k]
+        return k
+
+    def roll(self, sides: int) -> int:
+        return self._choose([Fraction(1, sides)] * sides) + 1
+
+    def below(self, n: int) -> int:
+        if n <= 1:
+            return 0  # draws nothing
+        return self._choose([Fraction(1, n)] * n)
+
+    def chance(self, threshold: int) -> bool:
+        p = Fraction(threshold, 2**53)
+        return self._choose([p, 1 - p]) == 0
+
+
+def every_round(scenario: Any):
+    """Every possible round of ``scenario`` (its counts) with its exact probability."""
+    prefix: list[int] = []
+    while True:
+        draws = PathDraws(prefix)
+        counts = twin.play_round(scenario, draws)
+        yield draws.probability, counts
+        k = len(draws.choices) - 1
+        while k >= 0 and draws.choices[k] + 1 == draws.arity[k]:
+            k -= 1
+        if k < 0:
+            return
+        prefix = draws.choices[:k] + [draws.choices[k] + 1]
+
+
+def exact(scenario: Any) -> dict[tuple[str, str], Fraction]:
+    """Exact per-round mean of every count of the twin."""
+    total: Counter = Counter()
+    mass = Fraction(0)
+    for p, counts in every_round(scenario):
+        mass += p
+        for key, value in counts.items():
+            total[key] += p * value
+    assert mass == 1
+    return {key: Fraction(v) for key, v in total.items()}
+
+
+def p_dice(n: int, event) -> Fraction:
+    """P(event(d1, .., dn)) over n independent d10."""
+    return Fraction(sum(1 for dice in product(D10, repeat=n) if event(*dice)), 10**n)
+
+
+class Script:
+    """A draw source with fixed dice and no other draw (a ``below(1)`` draws nothing)."""
+
+    def __init__(self, *dice: int) -> None:
+        self.dice = list(dice)
+
+    def roll(self, sides: int) -> int:
+        assert sides == 10
+        return self.dice.pop(0)
+
+    def below(self, n: int) -> int:
+        assert n <= 1, f"unexpected below({n})"
+        return 0
+
+    def chance(self, threshold: int) -> bool:
+        raise AssertionError("unexpected attack_share draw")
+
+
+def scripted(scenario: Any, *dice: int) -> tuple[dict, list[tuple]]:
+    log: list[tuple] = []
+    draws = Script(*dice)
+    counts = twin.play_round(scenario, draws, log)
+    assert draws.dice == []
+    return counts, log
+
+
+def acts(log: list[tuple]) -> list[tuple]:
+    return [e[2:] for e in log if e[0] == "act"]
+
+
+def vtm(*combatants: dict, **rules: Any) -> Any:
+    return make_scenario("vtm", list(combatants), rules=rules)
+
+
+def fighter(name: str, side: str, rating: int, **fields: Any) -> dict:
+    return {"name": name, "side": side, "rating": rating, **fields}
+
+
+# ------------------------------------------------------------------ worked example
+@pytest.mark.parametrize("multi", ["end", "in_turn"])
+def test_worked_example_rating_5_vs_3(multi):
+    """RULES.md: the first goes first unless the second rolls at least 3 more: P = 0.72."""
+    p_first = p_dice(2, lambda da, db: 5 + da >= 3 + db)  # equal totals: higher rating
+    assert p_first == Fraction(18, 25)
+    ex = exact(vtm(fighter("A", "a", 5), fighter("B", "b", 3), multi=multi))
+    assert ex[("A", "first_action")] == Fraction(18, 25)
+    assert ex[("A", "acts_before.B")] == Fraction(18, 25)
+    assert ex[("B", "first_action")] == Fraction(7, 25)
+    assert ex[("B", "attacked_before_acting")] == Fraction(18, 25)
+    assert ex[("A", "known_declarations")] == Fraction(18, 25)  # V3: B declared first
+    assert ex[("", "simultaneous")] == 0
+    assert ex[("B", "undefended")] == 1  # abort "never": no defense
+    assert ex[("B", "defended")] == 0
+
+
+def test_enumeration_walks_every_path():
+    scenario = vtm(fighter("A", "a", 5, attack_share=0.0), fighter("B", "b", 3, attack_share=0.0))
+    paths = list(every_round(scenario))
+    assert len(paths) == 100
+    assert sum(p for p, _ in paths) == 1
+
+
+# ------------------------------------------------------------------ V6
+def _v6_scenario(multi: str) -> Any:
+    return vtm(
+        fighter("A", "a", 5, actions=2, extra_actions=1, attack_share=0.0),
+        fighter("B", "b", 3, attack_share=0.0),
+        fighter("C", "b", 4, extra_actions=2, attack_share=0.0),
+        fighter("D", "b", 4, extra_actions=1, attack_share=0.0),
+        multi=multi,
+    )
+
+
+def test_v6_end_additional_actions_round_by_round():
+    """V6 "end": A's 2nd and 3rd actions after every normal action, one round of
+    additional actions at a time, in initiative order; slot-mates C, D together."""
+    counts, log = scripted(_v6_scenario("end"), 5, 5, 5, 5)  # A 10, C = D 9, B 8
+    assert [e for e in log if e[0] == "slot"] == [
+        ("slot", "V2", 0, ("A",)),
+        ("slot", "V2", 1, ("C", "D")),
+        ("slot", "V2", 2, ("B",)),
+    ]
+    assert [e for e in log if e[0] == "act"] == [
+        ("act", "V2", "A", 0, False),
+        ("act", "V2", "C", 1, False),
+        ("act", "V2", "D", 1, False),
+        ("act", "V2", "B", 2, False),
+        ("act", "V6", "A", 3, True),  # additional round 1
+        ("act", "V6", "C", 4, True),
+        ("act", "V6", "D", 4, True),
+        ("act", "V6", "A", 5, True),  # additional round 2
+        ("act", "V6", "C", 6, True),
+    ]
+    assert counts[("A", "actions_dist.3")] == 1
+    assert counts[("C", "actions")] == 3
+    assert counts[("B", "first_action")] == 0
+    assert counts[("B", "acts_before.A")] == 0
+
+
+def test_v6_in_turn_is_revision_1():
+    """V6 "in_turn": declared actions in a row at the turn; extras at the end, each
+    combatant's all in a row, slot-mates moment by moment."""
+    _, log = scripted(_v6_scenario("in_turn"), 5, 5, 5, 5)
+    assert acts(log) == [
+        ("A", 0, False),
+        ("A", 1, False),
+        ("C", 2, False),
+        ("D", 2, False),
+        ("B", 3, False),
+        ("A", 4, True),
+        ("C", 5, True),
+        ("D", 5, True),
+        ("C", 6, True),
+    ]
+
+
+@pytest.mark.parametrize("multi", ["end", "in_turn"])
+def test_v6_exact_first_action_and_acts_before(multi):
+    """Additional actions never change who acts first (they all follow the normal
+    actions); they change how often B is attacked before it acts."""
+    scenario = vtm(
+        fighter("A", "a", 5, actions=2, extra_actions=1, attack_share=0.5, target="B"),
+        fighter("B", "b", 3, attack_share=0.0),
+        fighter("C", "b", 4, extra_actions=1, attack_share=0.0),
+        multi=multi,
+    )
+    ex = exact(scenario)
+
+    def p(event) -> Fraction:
+        return p_dice(3, lambda a, b, c: event(5 + a, 3 + b, 4 + c))
+
+    a_before_b = p(lambda a, b, c: a >= b)  # ties go to the higher rating (V2)
+    a_before_c = p(lambda a, b, c: a >= c)
+    c_before_b = p(lambda a, b, c: c >= b)
+    assert a_before_b == Fraction(18, 25)
+    assert ex[("A", "acts_before.B")] == a_before_b
+    assert ex[("B", "acts_before.A")] == 1 - a_before_b
+    assert ex[("A", "acts_before.C")] == a_before_c
+    assert ex[("C", "acts_before.A")] == 1 - a_before_c
+    assert ex[("C", "acts_before.B")] == c_before_b
+    assert ex[("A", "first_action")] == p(lambda a, b, c: a >= b and a >= c)
+    assert ex[("C", "first_action")] == p(lambda a, b, c: c > a and c >= b)
+    assert ex[("B", "first_action")] == p(lambda a, b, c: b > a and b > c)
+    assert ex[("A", "actions_dist.3")] == 1
+    assert ex[("C", "actions")] == 2
+    # A attacks B with each of its three actions with probability 1/2; "end": only
+    # its normal action can come before B's turn, "in_turn": both declared ones
+    before_b = HALF if multi == "end" else 1 - HALF**2
+    assert ex[("B", "attacked_before_acting")] == a_before_b * before_b
+    assert ex[("B", "attacks_received")] == Fraction(3, 2)
+    assert ex[("B", "undefended")] == Fraction(3, 2)
+
+
+def test_delayer_released_after_the_normal_actions_is_a_normal_action():
+    """V4 then V6: both delay, A (faster) acts last before V6 and releases B, who acts
+    right after; A's second declared action comes in additional round 1."""
+    scenario = vtm(
+        fighter("A", "a", 9, actions=2, delay="until_enemy_acts", attack_share=0.0),
+        fighter("B", "b", 0, extra_actions=1, delay="until_enemy_acts", attack_share=0.0),
+    )
+    _, log = scripted(scenario, 1, 1)
+    assert [e for e in log if e[0] in ("delay", "release", "act")] == [
+        ("delay", "V4", "A"),
+        ("delay", "V4", "B"),
+        ("release", "V4", "A"),
+        ("act", "V2", "A", 0, False),
+        ("release", "V4", "B"),
+        ("act", "V2", "B", 1, False),
+        ("act", "V6", "A", 2, True),  # V6 in initiative order: A before B
+        ("act", "V6", "B", 3, True),
+    ]
+
+
+# ------------------------------------------------------------------ V5
+def _celerity(abort: str, multi: str = "end") -> Any:
+    return vtm(
+        fighter("C", "c", 5, extra_actions=1, abort=abort),
+        fighter("E", "e", 3),
+        multi=multi,
+    )
+
+
+def test_celerity_defends_after_its_turn_log():
+    """V5 [rev 2]: C acts at its turn, is attacked afterwards and gives up its
+    end-of-round (Celerity) action to defend."""
+    counts, log = scripted(_celerity("always"), 5, 5)  # C 10, E 8
+    assert log == [
+        ("roll", "V1", "C", 5, 10),
+        ("roll", "V1", "E", 5, 8),
+        ("slot", "V2", 0, ("C",)),
+        ("slot", "V2", 1, ("E",)),
+        ("known", "V3", "E", 0),
+        ("known", "V3", "C", 1),
+        ("act", "V2", "C", 0, False),
+        ("attack", "V2", "C", "E"),
+        ("unanswered", "V5", "E"),
+        ("act", "V2", "E", 1, False),
+        ("attack", "V2", "E", "C"),
+        ("abort", "V5", "C", 1),  # its end-of-round action number 1
+    ]
+    assert counts[("C", "actions")] == 1
+    assert counts[("C", "aborts")] == counts[("C", "defenses")] == counts[("C", "defended")] == 1
+    assert counts[("C", "attacked_before_acting")] == 0
+    # revision 1 reading: nothing to give up once it has acted
+    counts, log = scripted(_celerity("before_acting"), 5, 5)
+    assert ("unanswered", "V5", "C") in log
+    assert counts[("C", "actions")] == 2
+    assert counts[("C", "aborts")] == 0
+
+
+@pytest.mark.parametrize("multi", ["end", "in_turn"])
+def test_celerity_defends_after_its_turn_exact(multi):
+    """C faster (18/25): gives up its Celerity action after its turn; E faster: gives
+    up its normal action and acts at the end of the round."""
+    ex = exact(_celerity("always", multi))
+    assert ex[("C", "aborts")] == ex[("C", "defenses")] == ex[("C", "defended")] == 1
+    assert ex[("C", "undefended")] == 0
+    assert ex[("C", "actions")] == 1
+    assert ex[("C", "actions_dist.1")] == 1
+    assert ex[("C", "first_action")] == Fraction(18, 25)
+    assert ex[("C", "acts_before.E")] == Fraction(18, 25)
+    assert ex[("E", "acts_before.C")] == Fraction(7, 25)
+    assert ex[("C", "attacked_before_acting")] == Fraction(7, 25)
+    assert ex[("E", "attacks_received")] == 1
+    # "before_acting" (revision 1): only E's attack before C's turn is answered
+    ex = exact(_celerity("before_acting", multi))
+    assert ex[("C", "aborts")] == Fraction(7, 25)
+    assert ex[("C", "actions")] == 2 * Fraction(18, 25) + Fraction(7, 25)
+    assert ex[("C", "undefended")] == Fraction(18, 25)
+    assert ex[("E", "attacks_received")] == ex[("C", "actions")]
+    # "never": no defense at all
+    ex = exact(_celerity("never", multi))
+    assert ex[("C", "aborts")] == 0
+    assert ex[("C", "actions")] == 2
+    assert ex[("C", "undefended")] == 1
+
+
+def test_abort_keeps_the_other_actions_in_their_places():
+    """V5 [rev 2]: B gives up its normal action, then its additional action 1; its
+    action 2 stays in additional round 2 (it does not move up to round 1)."""
+    scenario = vtm(
+        fighter("A", "a", 5, extra_actions=1, target="B"),
+        fighter("B", "b", 3, extra_actions=2, abort="always", target="A"),
+        fighter("D", "a", 0, extra_actions=2, attack_share=0.0),
+    )
+    counts, log = scripted(scenario, 5, 5, 1)  # A 10, B 8, D 1
+    assert [e for e in log if e[0] in ("act", "abort")] == [
+        ("act", "V2", "A", 0, False),
+        ("abort", "V5", "B", 0),
+        ("act", "V2", "D", 1, False),
+        ("act", "V6", "A", 2, True),
+        ("abort", "V5", "B", 1),
+        ("act", "V6", "D", 3, True),
+        ("act", "V6", "B", 4, True),  # additional round 2
+        ("act", "V6", "D", 5, True),
+    ]
+    assert counts[("B", "first_action")] == 0
+    assert counts[("D", "acts_before.B")] == 1
+    assert counts[("B", "attacked_before_acting")] == 1
+    assert counts[("B", "aborts")] == 2
+    assert counts[("A", "undefended")] == 1
+
+
+@pytest.mark.parametrize("abort", ["always", "before_acting"])
+def test_abort_in_the_middle_of_an_in_turn_series(abort):
+    """V5, multi "in_turn": D's release interrupts A's two declared actions; "always"
+    gives up A's next declared action (not its Celerity action); "before_acting"
+    (revision 1) gives up nothing once A has acted."""
+    scenario = vtm(
+        fighter("A", "a", 3, actions=2, extra_actions=1, abort=abort, attack_share=0.0),
+        fighter("D", "d", 5, delay="until_enemy_acts", target="A"),
+        multi="in_turn",
+    )
+    counts, log = scripted(scenario, 5, 5)  # A 8, D 10
+    given_up = [("abort", "V5", "A", 0)] if abort == "always" else [("unanswered", "V5", "A")]
+    assert [e for e in log if e[0] in ("delay", "release", "act", "abort", "unanswered")] == [
+        ("delay", "V4", "D"),
+        ("act", "V2", "A", 0, False),
+        ("release", "V4", "D"),
+        ("act", "V2", "D", 1, False),
+        *given_up,
+        *([] if abort == "always" else [("act", "V2", "A", 2, False)]),
+        ("act", "V6", "A", 2 if abort == "always" else 3, True),
+    ]
+    assert counts[("A", "actions")] == (2 if abort == "always" else 3)
+    assert counts[("D", "first_action")] == 0
+
+
+@pytest.mark.parametrize("multi", ["end", "in_turn"])
+def test_abort_always_with_several_actions(multi):
+    """A (always faster) attacks three times; B has three actions in all."""
+    scenario = vtm(
+        fighter("A", "a", 9, actions=2, extra_actions=1),
+        fighter("B", "b", 0, actions=2, extra_actions=1, abort="always", attack_share=0.0),
+        multi=multi,
+    )
+    ex = exact(scenario)
+    assert ex[("B", "aborts")] == 3
+    assert ex[("B", "no_action")] == 1
+    assert ex[("B", "actions_dist.0")] == 1
+    assert ex[("B", "attacked_before_acting")] == 1
+
+
+def test_shared_slot_triggers_no_abort_log():
+    """V5/V2: slot-mates attack each other in the same moments: nobody aborts."""
+    scenario = vtm(
+        fighter("A", "a", 4, extra_actions=1, abort="always"),
+        fighter("B", "b", 4, extra_actions=1, abort="always"),
+    )
+    counts, log = scripted(scenario, 3, 3)
+    assert [e for e in log if e[0] in ("act", "abort", "unanswered")] == [
+        ("act", "V2", "A", 0, False),
+        ("unanswered", "V5", "B"),
+        ("act", "V2", "B", 0, False),
+        ("unanswered", "V5", "A"),
+        ("act", "V6", "A", 1, True),
+        ("unanswered", "V5", "B"),
+        ("act", "V6", "B", 1, True),
+        ("unanswered", "V5", "A"),
+    ]
+    assert counts[("", "simultaneous")] == 1
+    assert counts[("A", "first_action")] == counts[("B", "first_action")] == 1
+    assert counts[("A", "attacked_before_acting")] == 0
+
+
+def test_shared_slot_exact():
+    """Equal ratings, tie "simultaneous": a tie (1/10) gives no abort; otherwise the
+    slower gives up both of its actions, one per attack of the faster."""
+    scenario = vtm(
+        fighter("A", "a", 4, extra_actions=1, abort="always"),
+        fighter("B", "b", 4, extra_actions=1, abort="always"),
+    )
+    ex = exact(scenario)
+    p_slower = p_dice(2, lambda da, db: da < db)
+    p_tie = p_dice(2, lambda da, db: da == db)
+    assert (p_slower, p_tie) == (Fraction(9, 20), Fraction(1, 10))
+    assert ex[("", "simultaneous")] == p_tie
+    assert ex[("A", "aborts")] == ex[("A", "defended")] == 2 * p_slower
+    assert ex[("A", "actions")] == 2 * (1 - p_slower)
+    assert ex[("A", "undefended")] == 2 * p_tie
+    assert ex[("A", "first_action")] == 1 - p_slower
+
+
+@pytest.mark.parametrize("multi", ["end", "in_turn"])
+def test_slot_mate_acting_alone_is_not_simultaneous(multi):
+    """In a shared slot only an attack in a moment where the target acts too is
+    simultaneous: under "in_turn" A's second declared action comes alone and B gives up
+    its Celerity action; under "end" both act in additional round 1."""
+    scenario = vtm(
+        fighter("A", "a", 4, actions=2),
+        fighter("B", "b", 4, extra_actions=1, abort="always"),
+        multi=multi,
+    )
+    counts, log = scripted(scenario, 3, 3)
+    if multi == "in_turn":
+        assert ("abort", "V5", "B", 1) in log
+        assert counts[("B", "actions")] == 1
+    else:
+        assert not [e for e in log if e[0] == "abort"]
+        assert counts[("B", "actions")] == 2
+
+
+# ------------------------------------------------------------------ before_acting = revision 1
+@pytest.mark.parametrize("multi", ["end", "in_turn"])
+def test_before_acting_duel_is_revision_1(multi):
+    """tests/test_vtm_exact.py::test_abort_gives_up_the_action_for_a_defense values."""
+    ex = exact(vtm(fighter("A", "a", 5), fighter("B", "b", 3, abort="before_acting"), multi=multi))
+    for metric in ("aborts", "defenses", "no_action", "attacked_before_acting", "defended"):
+        assert ex[("B", metric)] == Fraction(18, 25), metric
+    assert ex[("B", "actions")] == Fraction(7, 25)
+    assert ex[("A", "defenses")] == 0
+    assert ex[("A", "attacked_before_acting")] == Fraction(7, 25)
+
+
+@pytest.mark.parametrize("multi", ["end", "in_turn"])
+def test_before_acting_several_actions_is_revision_1(multi):
+    """tests/test_vtm_exact.py::test_several_actions_and_extra_actions values: only an
+    action of its turn is given up, and only before it acts."""
+    ex = exact(
+        vtm(
+            fighter("A", "a", 9, actions=2, extra_actions=1),
+            fighter("B", "b", 0, abort="before_acting", extra_actions=1),
+            multi=multi,
+        )
+    )
+    assert ex[("A", "actions")] == 3
+    assert ex[("A", "actions_dist.3")] == 1
+    assert ex[("B", "aborts")] == 1
+    assert ex[("B", "actions")] == 1
+    assert ex[("B", "attacked_before_acting")] == 1
+    assert ex[("B", "undefended")] == 2
+
+
+# ------------------------------------------------------------------ random scenarios
+SHARES = (1.0, 1.0, 1.0, 0.5, 0.3, 0.0)
+
+
+def random_entries(rng: random.Random, aborts: tuple[str, ...], max_entries: int = 5) -> list:
+    """Random combatant entries for make_scenario: every field, policy and target kind."""
+    n_sides = rng.choice((2, 2, 3))
+    sides = [f"side{s}" for s in range(n_sides)]
+    entries: list[dict] = []
+    for k in range(rng.randint(n_sides, max_entries)):
+        e: dict = {"name": f"F{k}", "side": sides[k] if k < n_sides else rng.choice(sides)}
+        if rng.random() < 0.5:
+            e["rating"] = rng.randint(0, 4)  # narrow: many ties
+        else:
+            e["dexterity"], e["wits"] = rng.randint(0, 2), rng.randint(0, 2)
+        if rng.random() < 0.3:
+            e["wound_penalty"] = rng.randint(0, 3)
+        if rng.random() < 0.4:
+            e["actions"] = rng.randint(1, 3)
+        if rng.random() < 0.4:
+            e["extra_actions"] = rng.randint(0, 2)
+        if rng.random() < 0.35:
+            e["delay"] = "until_enemy_acts"
+        if rng.random() < 0.6:
+            e["abort"] = rng.choice(aborts)
+        if rng.random() < 0.4:
+            e["attack_share"] = rng.choice(SHARES)
+        if rng.random() < 0.25:
+            e["count"] = rng.randint(2, 3)
+        entries.append(e)
+    for e in entries:
+        if rng.random() < 0.3:
+            o = rng.choice([o for o in entries if o["side"] != e["side"]])
+            e["target"] = o["name"]  # a single opponent or a count group
+            if o.get("count", 1) > 1 and rng.random() < 0.5:
+                e["target"] = f"{o['name']} 1"
+    return entries
+
+
+def old_counts(scenario: Any, outcome: naive_vtm.RoundOutcome) -> dict[tuple[str, str], int]:
+    """Every count of the revision-1 twin, keyed like the new twin's."""
+    out = {}
+    for i, c in enumerate(scenario.combatants):
+        for metric, value in outcome.counts(i).items():
+            out[(c.name, metric)] = value
+        for j, d in enumerate(scenario.combatants):
+            if j != i:
+                out[(c.name, f"acts_before.{d.name}")] = int(outcome.acts_before(i, j))
+        for k in range(c["actions"] + c["extra_actions"] + 1):
+            out[(c.name, f"actions_dist.{k}")] = int(outcome.actions[i] == k)
+    out[("", "simultaneous")] = int(outcome.simultaneous)
+    return out
+
+
+def test_revision_1_stays_reachable():
+    """300 random revision-1 scenarios x 40 rounds: the new twin with revision 1's
+    readings written out (abort "always" -> "before_acting", multi "in_turn") gives
+    every count of tests/naive_vtm.py, round by round, and leaves the stream in the
+    same state."""
+    rng = random.Random(20261201)
+    seen: set[str] = set()
+    rounds = 0
+    for k in range(300):
+        entries = random_entries(rng, aborts=("never", "always"))
+        tie = rng.choice(("simultaneous", "random"))
+        old = make_scenario("vtm", entries, rules={"tie": tie, "multi": "in_turn"})
+        new_entries = [
+            {**e, "abort": "before_acting"} if e.get("abort") == "always" else e for e in entries
+        ]
+        new = make_scenario("vtm", new_entries, rules={"tie": tie, "multi": "in_turn"})
+        key = [rng.getrandbits(64) for _ in range(4)]
+        for r in range(40):
+            s_old, s_new = NaiveStream.for_round(key, r), NaiveStream.for_round(key, r)
+            want = old_counts(old, naive_vtm.play_round(old, s_old))
+            got = twin.play_round(new, s_new)
+            assert {m: got[m] for m in want} == want, (k, r, entries, tie)
+            assert s_new.state() == s_old.state(), (k, r)
+            rounds += 1
+            for (_, metric), v in want.items():
+                if v and metric in ("aborts", "simultaneous", "attacked_before_acting"):
+                    seen.add(metric)
+        seen.add(f"tie={tie}")
+        seen.update(f"abort={e['abort']}" for e in new_entries if "abort" in e)
+        seen.update("delay" for e in entries if "delay" in e)
+    assert rounds == 12_000
+    assert {
+        "aborts", "simultaneous", "attacked_before_acting", "tie=simultaneous", "tie=random",
+        "abort=never", "abort=before_acting", "delay",
+    } <= seen  # fmt: skip
+
+
+def check_round(scenario: Any, counts: dict, log: list[tuple]) -> None:
+    """The identities every revision-2 round satisfies."""
+    cs = scenario.combatants
+    for c in cs:
+        n = c.name
+        assert (
+            counts[(n, "attacks_received")] == counts[(n, "undefended")] + counts[(n, "defended")]
+        )
+        assert counts[(n, "defenses")] == counts[(n, "aborts")] == counts[(n, "defended")]
+        # every planned action is either taken or given up (V5), never lost
+        assert counts[(n, "actions")] + counts[(n, "aborts")] == c["actions"] + c["extra_actions"]
+        dist = [
+            counts[(n, f"actions_dist.{k}")] for k in range(c["actions"] + c["extra_actions"] + 1)
+        ]
+        assert dist == [int(k == counts[(n, "actions")]) for k in range(len(dist))]
+        assert counts[(n, "no_action")] == int(counts[(n, "actions")] == 0)
+        assert counts[(n, "actions")] == sum(1 for e in log if e[0] == "act" and e[2] == n)
+        assert counts[(n, "aborts")] == sum(1 for e in log if e[0] == "abort" and e[2] == n)
+        if c["abort"] == "never":
+            assert counts[(n, "aborts")] == 0
+    # per side: the attacks it made are the attacks its opponents received from it
+    side = {c.name: c.side for c in cs}
+    attacks = [(e[2], e[3]) for e in log if e[0] == "attack"]
+    for s in scenario.sides:
+        made = sum(counts[(c.name, "attacks_made")] for c in cs if c.side == s)
+        assert made == sum(1 for a, t in attacks if side[a] == s and side[t] != s)
+    if len(scenario.sides) == 2:
+        for s in scenario.sides:
+            made = sum(counts[(c.name, "attacks_made")] for c in cs if c.side == s)
+            received = sum(counts[(c.name, "attacks_received")] for c in cs if c.side != s)
+            assert made == received
+    assert sum(counts[(c.name, "attacks_made")] for c in cs) == sum(
+        counts[(c.name, "attacks_received")] for c in cs
+    )
+    # every attack is answered by exactly one abort or unanswered event about its target
+    for k, e in enumerate(log):
+        if e[0] == "attack":
+            assert log[k + 1][0] in ("abort", "unanswered") and log[k + 1][2] == e[3]
+    # someone takes the round's first action; moments are never out of order
+    assert any(counts[(c.name, "first_action")] for c in cs)
+    moments = [e[3] for e in log if e[0] == "act"]
+    assert moments == sorted(moments) and moments[0] == 0
+    ends = [e[4] for e in log if e[0] == "act"]
+    assert ends == sorted(ends)  # every end-of-round action after every turn action
+
+
+def test_round_identities_on_random_scenarios():
+    """400 random revision-2 scenarios x 20 rounds on random streams."""
+    rng = random.Random(777)
+    seen: set[str] = set()
+    for _ in range(400):
+        entries = random_entries(rng, aborts=("never", "always", "before_acting"))
+        rules = {
+            "tie": rng.choice(("simultaneous", "random")),
+            "multi": rng.choice(("end", "in_turn")),
+        }
+        scenario = make_scenario("vtm", entries, rules=rules)
+        key = [rng.getrandbits(64) for _ in range(4)]
+        first = rng.randint(0, 999)
+        rounds, states = twin.play_rounds_keyed(scenario, key, 20, first=first)
+        for counts, state in zip(rounds, states, strict=True):
+            assert len(state) == 6
+            seen.update(m for (_, m), v in counts.items() if v and m in ("aborts", "defended"))
+        for r in range(20):  # again with the log, on the same streams
+            log: list[tuple] = []
+            counts = twin.play_round(scenario, NaiveStream.for_round(key, first + r), log)
+            assert counts == rounds[r]
+            check_round(scenario, counts, log)
+        seen.add(rules["multi"])
+    assert {"aborts", "defended", "end", "in_turn"} <= seen
+
+
+def test_play_rounds_keyed_matches_play_round():
+    scenario = vtm(fighter("A", "a", 2, actions=2, abort="always"), fighter("B", "b", 2, count=2))
+    key = [1, 2, 3, 4]
+    rounds, states = twin.play_rounds_keyed(scenario, key, 5, first=10)
+    for r in range(5):
+        stream = NaiveStream.for_round(key, 10 + r)
+        assert twin.play_round(scenario, stream) == rounds[r]
+        assert stream.state() == states[r]
