@@ -6,16 +6,65 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.2.0"
+
+
+def _numba_cache_dir() -> None:
+    """Make sure numba can cache the kernels, before anything imports numba.
+
+    numba caches next to the source when the package directory is writable, else in
+    the user's cache directory (``$XDG_CACHE_HOME`` or ``~/.cache``).  When neither is
+    writable (a read-only install for a user whose home is read-only), simkit points
+    ``NUMBA_CACHE_DIR`` at a private directory in the system's temporary directory; if
+    even that fails, the kernels are compiled in every process (``SIMKIT_NO_CACHE``)
+    and one warning line says so.  An explicit ``NUMBA_CACHE_DIR`` is always kept.
+    """
+    if os.environ.get("NUMBA_CACHE_DIR") or os.environ.get("SIMKIT_NO_CACHE"):
+        return
+    here = os.path.dirname(os.path.abspath(__file__))
+    if os.access(here, os.W_OK | os.X_OK):
+        return
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if _usable(os.path.join(base, "numba")):
+        return
+    import tempfile
+
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    fallback = os.path.join(tempfile.gettempdir(), f"simkit-numba-cache-{uid}")
+    if _usable(fallback):
+        os.environ["NUMBA_CACHE_DIR"] = fallback
+        return
+    os.environ["SIMKIT_NO_CACHE"] = "1"
+    print(
+        "simkit: warning: no writable cache directory (set NUMBA_CACHE_DIR); kernels are "
+        "compiled in every process",
+        file=sys.stderr,
+    )
+
+
+def _usable(path: str) -> bool:
+    """True if ``path`` is (or can be made) a directory this user can write in."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(path, os.W_OK | os.X_OK)
+
+
+_numba_cache_dir()
 
 if TYPE_CHECKING:
     from simkit.analysis.compare import Comparison, compare
     from simkit.analysis.report import report
     from simkit.analysis.result import Result
     from simkit.analysis.sweep import SweepResult, sweep
+    from simkit.analysis.tune import Tuning, tune
     from simkit.api import run, validate
+    from simkit.explorer import explore
     from simkit.scenario import Scenario, ScenarioError, load_scenario, with_changes
 
 _LAZY = {
@@ -26,7 +75,10 @@ _LAZY = {
     "report": "simkit.api",
     "run": "simkit.api",
     "sweep": "simkit.api",
+    "tune": "simkit.api",
+    "Tuning": "simkit.api",
     "validate": "simkit.api",
+    "explore": "simkit.explorer",
     "Scenario": "simkit.scenario",
     "ScenarioError": "simkit.scenario",
     "load_scenario": "simkit.scenario",
@@ -39,12 +91,15 @@ __all__ = [  # noqa: F822 (resolved lazily by __getattr__)
     "Scenario",
     "ScenarioError",
     "SweepResult",
+    "Tuning",
     "__version__",
     "compare",
+    "explore",
     "load_scenario",
     "report",
     "run",
     "sweep",
+    "tune",
     "validate",
     "with_changes",
 ]

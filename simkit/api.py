@@ -17,6 +17,7 @@ from simkit.analysis.result import Result
 from simkit.analysis.run import as_scenario
 from simkit.analysis.run import run as _run
 from simkit.analysis.sweep import SweepResult, sweep
+from simkit.analysis.tune import Tuning, tune
 from simkit.engine import RngLike
 from simkit.scenario import Scenario
 
@@ -24,10 +25,12 @@ __all__ = [
     "Comparison",
     "Result",
     "SweepResult",
+    "Tuning",
     "compare",
     "report",
     "run",
     "sweep",
+    "tune",
     "validate",
 ]
 

@@ -1,105 +1,201 @@
 """The ``simkit`` command line: a thin layer over the public Python API.
 
-Every bad input (scenario file or command-line value) ends in exactly one line on
-stderr, ``simkit: error: <message>``, and exit status 2, before anything is
-simulated or written.  Ctrl-C ends with one line and status 130.  Any other
-exception is a bug and is left to raise.
+Contract (README, "Command line"):
+
+* Bad input -- a scenario file, a command-line value, an ``--out`` that cannot be
+  written -- ends in one ``simkit: error: <message>`` line on stderr (a scenario file
+  with several problems adds one indented line per problem) and exit status 2, before
+  anything is simulated or written.
+* Ctrl-C ends with ``simkit: interrupted`` and status 130, SIGTERM with
+  ``simkit: terminated`` and status 143, at any moment (even while Python is still
+  importing), leaving no temporary file and no half-changed result directory.
+* If writing the results fails after a run, the table is still printed and the error
+  says what was not written.
+
+This module imports only the standard library at start-up; everything else is
+imported inside ``main``, so that Ctrl-C during start-up is handled like any other.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
 import os
+import signal
 import sys
-from collections import Counter
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, NoReturn
-
-from simkit.engine.distributed import SchedulerError
-from simkit.output.progress import ProgressBar
-from simkit.scenario import Scenario, ScenarioError
 
 PROG = "simkit"
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+MAX_ROUNDS = 10**12  # as a scenario file (scenario.validate.MAX_ROUNDS; a test checks)
+MAX_SEED = 2**63 - 1
+MAX_WORKERS = 256
+MAX_TRACE_ROUNDS = 1000
+CONNECT_TIMEOUT_S = 10.0
+LEVELS = ("combatant", "group", "side")
+FORMATS = ("table", "csv", "md", "json")
+
+EXAMPLES = """\
+examples:
+  simkit run scenarios/party_vs_wolves.toml --rounds 200000
+  simkit run scenarios/party_vs_wolves.toml --by side --metrics actions,first_action
+  simkit trace scenarios/worked_example_readiness.toml --dice 'A=6,6,2' --dice 'B=6,6,5'
+  simkit sweep scenarios/party_vs_wolves.toml --vary 'Wolf.readiness=+0..+2'
+  simkit compare scenarios/party_vs_wolves.toml --set 'Gunnar.hold=never'
+  simkit report scenarios/party_vs_wolves.toml --out reports/party_vs_wolves
+"""
 
 
 class CliError(Exception):
-    """A bad command-line value; the message names the option and what is allowed."""
+    """A bad command-line value or output trouble; the message says what and why."""
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived (raised in the main thread by the signal handler)."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
 
 
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line, without the usage block."""
 
-    commands: tuple[str, ...] = ()
-
     def error(self, message: str) -> NoReturn:
         # argparse says "argument --rounds: ..."; the option name alone is clearer.
-        message = message.removeprefix("argument ")
-        if message.endswith("required: COMMAND"):
-            message = "COMMAND missing; allowed: " + ", ".join(self.commands)
-        raise CliError(message)
+        raise CliError(message.removeprefix("argument "))
 
 
-def _integer(low: int, allowed: str) -> Callable[[str], int]:
-    """An argparse type: an integer >= ``low``; the error says what is allowed."""
+def _integer(low: int, high: int, allowed: str) -> Callable[[str], int]:
+    """An argparse type: an integer in [low, high]; the error says what is allowed."""
 
     def parse(text: str) -> int:
         try:
-            value = int(text)
+            value = int(text.replace("_", ""))
         except ValueError:
             value = None
-        if value is None or value < low:
-            raise argparse.ArgumentTypeError(f"expected {allowed}, got {text!r}")
+        if value is None or not low <= value <= high:
+            shown = text if len(text) <= 40 else text[:40] + f"… ({len(text):,} characters)"
+            raise argparse.ArgumentTypeError(f"expected {allowed}, got {shown!r}")
         return value
 
     return parse
 
 
-_positive = _integer(1, "a positive integer")
-_non_negative = _integer(0, "a non-negative integer")
-_SCHEDULER_HELP = (
-    "play the chunks on a Dask cluster: a scheduler address (tcp://HOST:8786) or 'local' "
-    "(K one-thread worker processes on this machine); same results as without it; needs "
-    "pip install 'simkit[dask]'"
-)
+def _number(low: float, high: float, allowed: str) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected {allowed}, got {text[:40]!r}")
+        return value
+
+    return parse
 
 
-def _workers(p: argparse.ArgumentParser) -> None:
+_rounds = _integer(1, MAX_ROUNDS, f"an integer from 1 to {MAX_ROUNDS:,}")
+_seed = _integer(0, MAX_SEED, f"an integer from 0 to {MAX_SEED:,}")
+_worker_count = _integer(1, MAX_WORKERS, f"an integer from 1 to {MAX_WORKERS}")
+_trace_rounds = _integer(1, MAX_TRACE_ROUNDS, f"an integer from 1 to {MAX_TRACE_ROUNDS}")
+_timeout = _number(0.1, 3600.0, "a number of seconds from 0.1 to 3600")
+
+
+def _metric_list(text: str) -> list[str]:
+    names = [m.strip() for m in text.split(",")]
+    if not text.strip() or any(not m for m in names):
+        raise argparse.ArgumentTypeError(
+            f"expected metric names separated by commas, got {text[:40]!r}"
+        )
+    return names
+
+
+def _add_common(p: argparse.ArgumentParser, *, workers: bool = True, rounds: str = "") -> None:
     p.add_argument(
-        "--workers", type=_positive, metavar="K", help="worker threads (default: all cores)"
+        "--rounds",
+        type=_rounds,
+        metavar="N",
+        help=rounds or "rounds to play (default: the scenario's)",
+    )
+    p.add_argument("--seed", type=_seed, metavar="S", help="random seed (default: the scenario's)")
+    if workers:
+        p.add_argument(
+            "--workers",
+            type=_worker_count,
+            metavar="K",
+            help="worker threads (default: every core)",
+        )
+
+
+def _add_view(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--by",
+        choices=LEVELS,
+        default="combatant",
+        help="read the metrics per combatant (default), per count group or per side",
+    )
+    p.add_argument(
+        "--metrics",
+        type=_metric_list,
+        metavar="a,b,c",
+        help="only these metrics (default: every metric, in blocks that fit the terminal)",
+    )
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="table (default), or csv, md, json for piping",
     )
 
 
-def _seed_and_workers(p: argparse.ArgumentParser) -> None:
+def _add_scheduler(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--seed", type=_non_negative, metavar="S", help="random seed (default: the scenario's)"
+        "--scheduler",
+        metavar="ADDRESS",
+        help="play the chunks on a Dask cluster: tcp://HOST:8786, or 'local' (K one-thread "
+        "worker processes here); same results as without it; needs pip install "
+        "'simkit[dask]'",
     )
-    _workers(p)
+    p.add_argument(
+        "--connect-timeout",
+        type=_timeout,
+        default=CONNECT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"give up connecting to --scheduler after this long (default {CONNECT_TIMEOUT_S:g})",
+    )
 
 
 def build_parser() -> _Parser:
     """The argument parser of every subcommand."""
+    from simkit import __version__
+
     parser = _Parser(
         prog=PROG,
         description="Monte Carlo balance analysis of tabletop RPG initiative systems.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser(
         "run",
-        help="simulate a scenario and print a per-combatant table",
+        help="simulate a scenario and print every metric with its 95%% interval",
         description="Simulate a scenario and print every metric with its 95% interval.",
     )
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
+    _add_common(p)
     p.add_argument(
-        "--rounds", type=_positive, metavar="N", help="rounds to play (default: the scenario's)"
+        "--out",
+        metavar="DIR",
+        help="also write DIR/summary.json and DIR/metrics.csv (DIR is replaced as a whole)",
     )
-    _seed_and_workers(p)
-    p.add_argument("--out", metavar="DIR", help="also write DIR/summary.json and DIR/metrics.csv")
-    p.add_argument("--scheduler", metavar="ADDRESS", help=_SCHEDULER_HELP)
+    _add_view(p)
+    _add_scheduler(p)
     p.set_defaults(handler=_cmd_run)
 
     p = sub.add_parser(
@@ -111,35 +207,84 @@ def build_parser() -> _Parser:
     p.set_defaults(handler=_cmd_validate)
 
     p = sub.add_parser(
+        "trace",
+        help="the play-by-play of a few rounds, each line citing its rule",
+        description="Play K rounds (default 1) and print every event as the rules see "
+        "it: the dice, every turn, hold and release, attack and response, each line citing "
+        "its rule ID.  --dice fixes a combatant's roll; everything else comes from the seed.",
+    )
+    p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
+    p.add_argument(
+        "--rounds", type=_trace_rounds, default=1, metavar="K", help="rounds to play (default 1)"
+    )
+    p.add_argument("--seed", type=_seed, metavar="S", help="random seed (default: the scenario's)")
+    p.add_argument(
+        "--dice",
+        action="append",
+        metavar="NAME=FACES",
+        help="fix the roll of one combatant (or, in group mode, of a side) in every round: "
+        "'Gunnar=6,6,2'; repeatable",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object per event")
+    p.set_defaults(handler=_cmd_trace)
+
+    p = sub.add_parser(
         "sweep",
         help="run a scenario over a grid of field values (common random numbers)",
         description="Run a scenario at every point of a grid of field values, every point "
-        "with the same seed, and print first_action, actions and attacked_before_acting.",
+        "with the same seed.  A value written with a sign is an offset from the scenario's "
+        "own value: 'Wolf.readiness=+0..+3'.",
     )
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
     p.add_argument(
         "--vary",
         action="append",
         metavar="SPEC",
-        help="TARGET.FIELD=VALUES, e.g. 'Wolf.readiness=1..5' or 'rules.order=dynamic,chain'; "
-        "repeat for a grid (default: vary of the file's [sweep] table)",
+        help="TARGET.FIELD=VALUES, e.g. 'Wolf.readiness=1..5', 'Wolf.readiness=+0..+2' or "
+        "'rules.order=dynamic,chain'; repeat for a grid (default: vary of the file's [sweep])",
+    )
+    _add_common(
+        p, rounds="rounds per grid point (default: the [sweep] table's, else the scenario's)"
+    )
+    p.add_argument("--out", metavar="DIR", help="also write DIR/sweep.csv and plots (PNG)")
+    _add_view(p)
+    _add_scheduler(p)
+    p.set_defaults(handler=_cmd_sweep)
+
+    p = sub.add_parser(
+        "tune",
+        help="the value(s) of a field that meet a balance target",
+        description="Play a grid of values (the same dice at every point) and print the "
+        "target quantity at each with its 95% interval, then the answer: the value(s) that "
+        "meet the target, the pair that brackets it, or the closest value.",
+    )
+    p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
+    p.add_argument(
+        "--vary",
+        action="append",
+        required=True,
+        metavar="SPEC",
+        help="the field(s) to tune, e.g. 'Troll Chief.readiness=1..10' or "
+        "'Wolf.readiness=+0..+3'; one or two",
     )
     p.add_argument(
-        "--rounds",
-        type=_positive,
-        metavar="N",
-        help="rounds per grid point (default: the [sweep] table's, else the scenario's)",
+        "--target",
+        required=True,
+        metavar="TARGET",
+        help="REF OP VALUE or REF / REF OP VALUE, OP one of =, >=, <=; REF is NAME.metric, "
+        "group:NAME.metric or side:NAME.metric, e.g. "
+        "'side:monsters.actions / side:party.actions = 1'",
     )
-    _seed_and_workers(p)
-    p.add_argument("--out", metavar="DIR", help="also write DIR/sweep.csv and plots (PNG)")
-    p.add_argument("--scheduler", metavar="ADDRESS", help=_SCHEDULER_HELP)
-    p.set_defaults(handler=_cmd_sweep)
+    _add_common(p, rounds="rounds per grid point (default: the scenario's)")
+    p.add_argument("--out", metavar="DIR", help="also write DIR/tune.csv and DIR/tune.png")
+    _add_scheduler(p)
+    p.set_defaults(handler=_cmd_tune)
 
     p = sub.add_parser(
         "compare",
         help="paired differences B - A of two scenarios (common random numbers)",
-        description="Play two scenarios with the same seed and print the paired differences "
-        "B - A of every metric with their 95% intervals.",
+        description="Play two scenarios with the same seed and print the metrics whose "
+        "paired difference B - A is significant (--all: every metric), with 95% intervals.",
     )
     p.add_argument("scenario", metavar="A", help="scenario file A (TOML)")
     p.add_argument("other", metavar="B", nargs="?", help="scenario file B (or use --set)")
@@ -148,33 +293,41 @@ def build_parser() -> _Parser:
         action="append",
         dest="changes",
         metavar="SPEC",
-        help="B is A with this change: 'Gunnar.hold=never', '*.advantage=1', 'rules.order=chain'; "
-        "repeatable",
+        help="B is A with this change: 'Gunnar.hold=never', '*.advantage=+1', "
+        "'rules.order=chain'; repeatable",
     )
+    _add_common(p, workers=False, rounds="rounds of each run (default: A's)")
     p.add_argument(
-        "--rounds", type=_positive, metavar="N", help="rounds of each run (default: A's)"
-    )
-    p.add_argument("--seed", type=_non_negative, metavar="S", help="random seed (default: A's)")
-    p.add_argument(
-        "--all", action="store_true", help="print every metric (acts_before, actions_dist too)"
+        "--all", action="store_true", help="print every metric, not only those that differ"
     )
     p.add_argument("--out", metavar="DIR", help="also write DIR/compare.csv")
+    _add_view(p)
     p.set_defaults(handler=_cmd_compare)
 
     p = sub.add_parser(
         "report",
         help="write an HTML + Markdown report with plots and CSV tables",
-        description=(
-            "Simulate a scenario (as written, without holding, and with each side's "
-            "initiative stat changed by up to 2) and write DIR/report.html (self-contained), "
-            "DIR/report.md with its PNG plots, and the data tables as CSV."
-        ),
+        description="Simulate a scenario (as written; with each non-default policy set back, "
+        "for its cost and benefit; and with each side's initiative stat changed by up to 2, "
+        "or the grid of --vary) and write DIR/report.html (self-contained), DIR/report.md "
+        "with its PNG plots, and the data tables as CSV.  The report opens with a balance "
+        "verdict per side.",
     )
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
     p.add_argument(
-        "--rounds", type=_positive, metavar="N", help="rounds per run (default: the scenario's)"
+        "--vary",
+        action="append",
+        metavar="SPEC",
+        help="sweep this instead of each side's stat +-2: TARGET.FIELD=VALUES as for sweep, "
+        "e.g. 'Wolf.readiness=+0..+3'; one or two (repeat the option)",
     )
-    _seed_and_workers(p)
+    p.add_argument(
+        "--target",
+        metavar="TARGET",
+        help="with --vary: a balance target as for tune, e.g. "
+        "'side:wolves.actions / side:party.actions = 1'; the report answers it",
+    )
+    _add_common(p, rounds="rounds per run (default: the scenario's)")
     p.add_argument("--out", metavar="DIR", required=True, help="directory to write the report to")
     p.set_defaults(handler=_cmd_report)
 
@@ -183,63 +336,98 @@ def build_parser() -> _Parser:
         help="rounds per second of each system on this machine",
         description="Measure rounds per second of each initiative system on this machine.",
     )
-    p.add_argument("--rounds", type=_positive, metavar="N", help="rounds per measurement")
-    _workers(p)
+    p.add_argument("--rounds", type=_rounds, metavar="N", help="rounds per measurement")
+    p.add_argument(
+        "--workers", type=_worker_count, metavar="K", help="worker threads (default: every core)"
+    )
     p.set_defaults(handler=_cmd_bench)
-    parser.commands = tuple(sub.choices)
+
+    p = sub.add_parser(
+        "warmup",
+        help="compile and cache every kernel now (make install runs it)",
+        description="Compile every kernel of every system and store it in numba's cache, so "
+        "that the first run afterwards starts at once.  Run it on each Dask worker machine.",
+    )
+    p.set_defaults(handler=_cmd_warmup)
     return parser
 
 
+# --------------------------------------------------------------------------- entry points
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     try:
-        args = build_parser().parse_args(argv)
+        return _main(argv)
+    except KeyboardInterrupt:
+        _error("interrupted", prefix=f"{PROG}: ")
+        return EXIT_INTERRUPTED
+    except Terminated:
+        _error("terminated", prefix=f"{PROG}: ")
+        return EXIT_TERMINATED
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except CliError as exc:
+        _error(str(exc))
+        return EXIT_ERROR
+    except SystemExit as exc:  # --help, --version
+        return exc.code if isinstance(exc.code, int) else 0
+    if args.command is None:
+        _emit(parser.format_help())
+        return 0
+    from simkit.engine.distributed import SchedulerError
+    from simkit.output.files import OutputError
+    from simkit.scenario import ScenarioError
+
+    try:
         return args.handler(args)
     except ScenarioError as exc:
         first, *rest = str(exc).split("\n")
         _error(first, details=tuple(r.strip() for r in rest))
-        return EXIT_ERROR
-    except CliError as exc:
+    except (CliError, OutputError) as exc:
         _error(str(exc))
-        return EXIT_ERROR
     except SchedulerError as exc:  # dask missing, or the scheduler cannot be reached
         _error(f"--scheduler: {exc}")
-        return EXIT_ERROR
-    except KeyboardInterrupt:
-        _error("interrupted", prefix=f"{PROG}: ")
-        return EXIT_INTERRUPTED
-    except SystemExit as exc:  # --help
-        return exc.code if isinstance(exc.code, int) else 0
     except BrokenPipeError:  # `simkit run ... | head`: the reader left, not an error
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _silence_stdout()
         return 0
+    return EXIT_ERROR
 
 
 def console_main() -> NoReturn:
     """The ``simkit`` command: ``main``, then exit without interpreter finalisation.
 
-    Every output file is complete and closed by the time ``main`` returns (they are
-    written atomically), worker threads have finished and any Dask connection is
-    closed.  What finalisation would still do -- tearing down the JIT-compiled code
-    and a few thousand module objects -- takes 0.1-0.2 s, a tenth of a short run, and
-    changes nothing, so the process ends right after flushing its output.
+    Signal handlers come first, so that SIGTERM during start-up is one line too.  Every
+    output file is complete and closed by the time ``main`` returns, worker threads
+    have finished and any Dask connection is closed.  What finalisation would still do
+    -- tearing down the JIT-compiled code and a few thousand module objects -- takes
+    0.1-0.2 s and changes nothing, so the process ends right after flushing its output.
     """
-    status = main()
+    signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BrokenPipeError:  # the reader left; nothing more to say
-        pass
+        status = main()
+    except KeyboardInterrupt:  # between main's handlers and here
+        status = EXIT_INTERRUPTED
+    except Terminated:
+        status = EXIT_TERMINATED
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # the reader left or the disk is full: said already
+            pass
     os._exit(status)
 
 
+# --------------------------------------------------------------------------- output
 def _error(message: str, prefix: str = f"{PROG}: error: ", details: tuple[str, ...] = ()) -> None:
     """One ``simkit: error:`` line (control characters escaped), then one indented line
     per detail (every problem of a scenario file)."""
-    line = _printable(message)
-    lines = [prefix + line] + ["  " + _printable(d) for d in details]
-    print("\n".join(lines), file=sys.stderr, flush=True)
+    lines = [prefix + _printable(message)] + ["  " + _printable(d) for d in details]
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # no stderr to speak to
+        print("\n".join(lines), file=sys.stderr, flush=True)
 
 
 def _printable(text: str) -> str:
@@ -249,24 +437,135 @@ def _printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
-def _print_and_write(result: Any, out: Path | None) -> int:
-    """Write a result's files into ``out`` (if given), then print its table."""
-    files: list[Path] = []
-    if out is not None:
+def _emit(text: str, after: str = "") -> None:
+    """Print ``text`` on stdout; trouble there becomes a CliError (``after`` says what was
+    already done, e.g. which files were written)."""
+    if sys.stdout is None:
+        raise CliError("standard output is closed; nothing printed" + after)
+    try:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc)
+        _silence_stdout()
+        raise CliError(f"cannot write to standard output: {why}{after}") from None
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _note(text: str) -> None:
+    """A line on stderr (what was written)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        print(text, file=sys.stderr, flush=True)
+
+
+def _width() -> int:
+    """Columns for tables: the terminal's when stdout is one (at most 200), else 100."""
+    try:
+        if sys.stdout is not None and sys.stdout.isatty():
+            return max(60, min(200, os.get_terminal_size(sys.stdout.fileno()).columns))
+    except (OSError, ValueError):
+        pass
+    return 100
+
+
+def _out_dir(value: str | None) -> Any:
+    """``--out`` checked before anything is simulated (creatable, writable, ours)."""
+    if value is None:
+        return None
+    from simkit.output.files import OutputDir
+
+    return OutputDir(value, "--out")
+
+
+def _finish(text: str, out: Any, files: Callable[[], dict[str, Any]] | None) -> int:
+    """Write the result directory (if any), then print; a failed write still prints the
+    table and then reports what was not written."""
+    problem = ""
+    written = ""
+    if out is not None and files is not None:
         try:
-            files = result.write(out)
+            names = out.write(files())
+            written = f"; the files in {out.path} were written"
+            _emit(text, after=written)
+            _note(f"wrote {out.path}: " + ", ".join(p.name for p in names))
+            return 0
         except OSError as exc:
-            raise CliError(f"--out: cannot write to '{out}': {exc.strerror or exc}") from None
-    print(result.format_table(), flush=True)
-    if files:
-        print("wrote " + ", ".join(str(f) for f in files), file=sys.stderr)
+            problem = (
+                f"--out: could not write '{out.path}': {exc.strerror or exc}; nothing was "
+                "written there (the table above is complete)"
+            )
+    _emit(text, after=written)
+    if problem:
+        raise CliError(problem)
     return 0
 
 
-def validate(path: str) -> Scenario:
+def _render(result: Any, args: argparse.Namespace) -> str:
+    from simkit.output import tables
+
+    by = getattr(args, "by", "combatant")
+    metrics = getattr(args, "metrics", None)
+    fmt = getattr(args, "format", "table")
+    try:
+        if fmt == "json" and by == "combatant" and not metrics:
+            import json
+
+            return json.dumps(result.summary(), indent=2, allow_nan=False)
+        if fmt != "table":
+            rows = result.rows if by == "combatant" else result.level_rows(by)
+            return tables.level_rows_as(fmt, rows, by, metrics)
+        return result.format_table(by=by, metrics=metrics, width=_width())
+    except KeyError as exc:
+        raise CliError(f"--metrics: {exc.args[0]}") from None
+
+
+def _check_metrics(args: argparse.Namespace, available: Sequence[str]) -> None:
+    """``--metrics`` checked before anything is simulated."""
+    wanted = getattr(args, "metrics", None) or []
+    unknown = [m for m in wanted if m not in available]
+    if unknown:
+        from simkit.scenario import suggest
+
+        raise CliError(
+            f"--metrics: no metric {unknown[0]!r}{suggest(unknown[0], list(available))} "
+            f"per {getattr(args, 'by', 'combatant')}; available: {', '.join(available)}"
+        )
+
+
+def _available_metrics(scenario: Any, by: str) -> list[str]:
+    from simkit.engine import layout_for
+    from simkit.metrics import metric_slots
+
+    slots = metric_slots(layout_for(scenario), by)
+    return list(dict.fromkeys(s.metric for s in slots if s.who and "." not in s.metric))
+
+
+# --------------------------------------------------------------------------- commands
+def validate(path: str) -> Any:
     from simkit.api import validate as _validate
 
     return _validate(path)
+
+
+def _run_options(args: argparse.Namespace, scenario: Any) -> tuple[int, int]:
+    rounds = args.rounds if args.rounds is not None else scenario.rounds
+    seed = args.seed if args.seed is not None else scenario.seed
+    return rounds, seed
+
+
+def _progress(total: int, what: str = "rounds") -> Any:
+    from simkit.output.progress import ProgressBar
+
+    return ProgressBar(total)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -274,83 +573,111 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
-    rounds = args.rounds if args.rounds is not None else scenario.rounds
-    seed = args.seed if args.seed is not None else scenario.seed
-    with ProgressBar(rounds) as bar:
+    _check_metrics(args, _available_metrics(scenario, args.by))
+    rounds, seed = _run_options(args, scenario)
+    with _progress(rounds) as bar:
         result = run(
             scenario,
             rounds=rounds,
             rng=seed,
             workers=args.workers,
             progress=bar,
-            scheduler=args.scheduler,
+            scheduler=_scheduler(args),
         )
-    return _print_and_write(result, out)
+    return _finish(_render(result, args), out, result.files)
+
+
+def _scheduler(args: argparse.Namespace) -> Any:
+    if getattr(args, "scheduler", None) is None:
+        return None
+    from simkit.engine.distributed import Scheduler
+
+    return Scheduler(args.scheduler, timeout=args.connect_timeout)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from simkit.analysis.report import make_report, planned_rounds
+    from simkit.analysis.report import make_report, plan
 
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
-    rounds = args.rounds if args.rounds is not None else scenario.rounds
+    rounds, seed = _run_options(args, scenario)
     if rounds < 2:
         raise CliError(f"--rounds: a report needs at least 2 rounds, got {rounds}")
-    seed = args.seed if args.seed is not None else scenario.seed
-    with ProgressBar(planned_rounds(scenario, rounds)) as bar:
-        rendered = make_report(scenario, rounds, seed, workers=args.workers, progress=bar)
-    try:
-        path = rendered.write(out)
-    except OSError as exc:
-        raise CliError(f"--out: cannot write to '{out}': {exc.strerror or exc}") from None
-    print(rendered.data.result.format_table())
-    print("\nFindings:")
-    for line in rendered.findings:
-        print(f"- {line}")
-    plots = sum(name.endswith(".png") for name in rendered.files)
-    tables = sum(name.endswith(".csv") for name in rendered.files)
-    print(f"report: {path}")
-    print(f"also: {path.parent / 'report.md'}, {plots} PNG plots and {tables} CSV tables beside it")
+    # --vary and --target checked (every grid point too) before anything is simulated
+    total = plan(scenario, rounds, args.vary, args.target, ("--vary", "--target")).total_rounds
+    with _progress(total) as bar:
+        rendered = make_report(
+            scenario,
+            rounds,
+            seed,
+            workers=args.workers,
+            progress=bar,
+            vary=args.vary,
+            target=args.target,
+        )
+        bar.stage("writing the report")
+        try:
+            out.write(rendered.files)
+        except OSError as exc:
+            failure = (
+                f"--out: could not write '{out.path}': {exc.strerror or exc}; nothing was "
+                "written there"
+            )
+        else:
+            failure = ""
+    lines = [rendered.data.result.format_table(width=_width()), "", "Verdict:"]
+    lines += [f"- {line}" for line in rendered.verdict]
+    lines += ["", "Findings:"]
+    lines += [f"- {line}" for line in rendered.findings]
+    if not failure:
+        plots = sum(name.endswith(".png") for name in rendered.files)
+        tables_ = sum(name.endswith(".csv") for name in rendered.files)
+        lines.append(f"report: {out.path / 'report.html'}")
+        lines.append(
+            f"also: {out.path / 'report.md'}, {plots} PNG plots and {tables_} CSV tables beside it"
+        )
+    _emit("\n".join(lines))
+    if failure:
+        raise CliError(failure)
     return 0
-
-
-def _out_dir(value: str | None) -> Path | None:
-    """Check ``--out`` before simulating, so that a bad one costs no run."""
-    if value is None:
-        return None
-    out = Path(value)
-    if out.exists() and not out.is_dir():
-        raise CliError(f"--out: '{out}' exists and is not a directory; allowed: a directory")
-    return out
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     scenario = validate(args.scenario)
-    print(f"OK {args.scenario}: {describe(scenario)}")
+    _emit(f"OK {args.scenario}: {describe(scenario)}")
     return 0
 
 
-def describe(scenario: Scenario) -> str:
+def describe(scenario: Any) -> str:
     """One line: name, system, combatants and sides, rules with defaults filled in."""
+    import json
+    from collections import Counter
+
+    def toml(value: object) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
     per_side = Counter(c.side for c in scenario.combatants)
     sides = ", ".join(f"{side} {per_side[side]}" for side in scenario.sides)
-    rules = ", ".join(f"{k}={_toml(v)}" for k, v in scenario.rules.items()) or "none"
+    rules = ", ".join(f"{k}={toml(v)}" for k, v in scenario.rules.items()) or "none"
     n = len(scenario.combatants)
     return (
-        f"{_toml(scenario.name)}, system {scenario.system}, {n} combatants on "
+        f"{toml(scenario.name)}, system {scenario.system}, {n} combatants on "
         f"{len(scenario.sides)} sides ({sides}), rules: {rules}"
     )
 
 
-def _toml(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from simkit import bench  # imported here: only `simkit bench` needs it
+    from simkit import bench
 
-    status = bench.main(args.rounds, args.workers)
-    return status if isinstance(status, int) else 0
+    return int(bench.main(args.rounds, args.workers) or 0)
+
+
+def _cmd_warmup(args: argparse.Namespace) -> int:
+    from simkit.engine.warmup import warm_all
+
+    for line in warm_all():
+        _note(line)
+    return 0
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
@@ -359,7 +686,6 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
-    # Check every spec and grid point before anything runs (sweep() does it again).
     file_vary, file_rounds = sweep_table(scenario)
     if args.vary is not None:
         axes = parse_vary(scenario, args.vary, label="--vary")
@@ -370,20 +696,37 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             "--vary: missing; give --vary 'COMBATANT.FIELD=VALUES' (e.g. 'Wolf.readiness=1..5') "
             "or a [sweep] table with vary = [...] in the scenario file"
         )
-    points = len(grid_scenarios(scenario, axes, label="--vary"))
+    points = len(grid_scenarios(scenario, axes, label="--vary"))  # every point checked
+    _check_metrics(args, _available_metrics(scenario, args.by))
     rounds = args.rounds if args.rounds is not None else file_rounds or scenario.rounds
     seed = args.seed if args.seed is not None else scenario.seed
-    with ProgressBar(rounds * points) as bar:
+    with _progress(rounds * points) as bar:
         result = sweep(
             scenario,
-            args.vary,
+            args.vary if args.vary is not None else file_vary,
             rounds=rounds,
             rng=seed,
             workers=args.workers,
             progress=bar,
-            scheduler=args.scheduler,
+            scheduler=_scheduler(args),
         )
-    return _print_and_write(result, out)
+    text = _render_sweep(result, args)
+    return _finish(text, out, result.files)
+
+
+def _render_sweep(result: Any, args: argparse.Namespace) -> str:
+    from simkit.output import tables
+
+    if args.format != "table":
+        t = result.level_table(args.by) if args.by != "combatant" else result.table
+        if args.metrics:
+            t = t[t.metric.isin(args.metrics)]
+        if args.format == "csv":
+            return t.to_csv(index=False, float_format="%.10g")
+        if args.format == "json":
+            return t.to_json(orient="records", indent=1)
+        return tables.markdown(list(t.columns), t.astype(str).values.tolist())
+    return result.format_table(metrics=args.metrics, by=args.by, width=_width())
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -399,19 +742,63 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.changes is not None:
         apply_set(scenario, args.changes, label="--set")  # checked before anything runs
     out = _out_dir(args.out)
-    rounds = args.rounds if args.rounds is not None else scenario.rounds
-    seed = args.seed if args.seed is not None else scenario.seed
-    with ProgressBar(2 * rounds) as bar:
+    _check_metrics(args, _available_metrics(scenario, args.by))
+    rounds, seed = _run_options(args, scenario)
+    with _progress(2 * rounds) as bar:
         comparison = compare(
             scenario, other, set=args.changes, rounds=rounds, rng=seed, progress=bar
         )
-    files: list[Path] = []
-    if out is not None:
-        try:
-            files = comparison.write(out)
-        except OSError as exc:
-            raise CliError(f"--out: cannot write to '{out}': {exc.strerror or exc}") from None
-    print(comparison.format_table(all_metrics=args.all), flush=True)
-    if files:
-        print("wrote " + ", ".join(str(f) for f in files), file=sys.stderr)
+    if args.format == "table":
+        text = comparison.format_table(
+            all_metrics=args.all, by=args.by, metrics=args.metrics, width=_width()
+        )
+    else:
+        t = comparison.level_table(args.by)
+        if args.metrics:
+            t = t[t.metric.isin(args.metrics)]
+        if args.format == "csv":
+            text = t.to_csv(index=False, float_format="%.10g")
+        elif args.format == "json":
+            text = t.to_json(orient="records", indent=1)
+        else:
+            from simkit.output import tables
+
+            text = tables.markdown(list(t.columns), t.astype(str).values.tolist())
+    return _finish(text, out, comparison.files)
+
+
+def _cmd_trace(args: argparse.Namespace) -> int:
+    from simkit.analysis.trace import parse_dice, play_trace
+
+    scenario = validate(args.scenario)
+    dice = parse_dice(scenario, args.dice or [])
+    seed = args.seed if args.seed is not None else scenario.seed
+    _emit(play_trace(scenario, args.rounds, seed, dice, as_json=args.json))
     return 0
+
+
+def _cmd_tune(args: argparse.Namespace) -> int:
+    from simkit.analysis.targets import parse_target
+    from simkit.analysis.tune import available_metrics, tune
+    from simkit.scenario import ScenarioError, grid_scenarios, parse_vary
+
+    scenario = validate(args.scenario)
+    out = _out_dir(args.out)
+    axes = parse_vary(scenario, args.vary, label="--vary")
+    if len(axes) > 2:
+        raise ScenarioError(f"--vary: tune varies one or two fields, got {len(axes)}")
+    points = len(grid_scenarios(scenario, axes, label="--vary"))
+    target = parse_target(scenario, args.target, available_metrics(scenario))
+    rounds, seed = _run_options(args, scenario)
+    with _progress(rounds * points) as bar:
+        tuning = tune(
+            scenario,
+            args.vary,
+            target,
+            rounds=rounds,
+            rng=seed,
+            workers=args.workers,
+            progress=bar,
+            scheduler=_scheduler(args),
+        )
+    return _finish(tuning.format_table(width=_width()), out, tuning.files)

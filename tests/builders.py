@@ -1,10 +1,10 @@
 """Build scenarios in tests without a TOML file.
 
 ``make_scenario(system, combatants, rules=None)`` returns a ``simkit.scenario.Scenario``
-with every field of RULES.md revision 2 filled in with its default.  It builds the
-object directly (no validation), so tests of the plain-Python twins can use fields the
-validator does not know yet; once the validator knows every field this function is
-the same as loading an equivalent TOML file.
+with every field of the rules' revision 2 (docs/rules.md) filled in with its default.
+It builds the object directly (no validation), so tests of the plain-Python twins can
+use fields the validator does not know yet; once the validator knows every field this
+function is the same as loading an equivalent TOML file.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""The plain-Python twin of one ``perception`` round (RULES.md P1-P4).
+"""The plain-Python twin of one ``perception`` round (docs/rules.md, P1-P4).
 
 A readable, deliberately slow restatement of the rules, used to pin the numba kernel
 in ``simkit/perception.py``: both consume the same draws and must produce the same
 per-round counts.  It keeps the acting order as a list of *slots* (each a list of the
 combatants acting in it), sorts with Python's ``sorted`` and works out every metric
-from its definition; the cases RULES.md leaves open follow docs/rules-decisions.md
+from its definition; the cases the rules leave open follow docs/rules-decisions.md
 (section ``perception``).
 
 Draws come from any object with ``roll(sides)``, ``below(n)`` and ``chance(threshold)``
@@ -194,7 +194,7 @@ def play_rounds_keyed(
     """Rounds ``first .. first + n_rounds - 1`` of a chunk, each from its own stream.
 
     Round ``r`` draws from ``NaiveStream.for_round(key_words, r)`` (the per-round
-    streams of simkit/random_stream.py).  Returns the counts of every round and the
+    streams of simkit/systems/stream.py).  Returns the counts of every round and the
     six stream words each round left behind.
     """
     key = [int(w) for w in key_words][:4]

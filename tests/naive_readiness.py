@@ -1,11 +1,11 @@
-"""The plain-Python twin of one ``readiness`` round (RULES.md R1-R9).
+"""The plain-Python twin of one ``readiness`` round (docs/rules.md, R1-R9).
 
 A readable, deliberately slow restatement of the rules, used to pin the numba kernel
 in ``simkit/readiness.py``: both consume the same draws and must produce the same
 per-round counts.  It uses no packed keys and no shortcuts: every combatant's dice
 are a list, R3's tie-breaks T1 and T2 are computed literally before every turn (T2
 compares the other dice of the round minus one die of value v, element by element),
-and the cases RULES.md leaves open follow docs/rules-decisions.md.
+and the cases the rules leave open follow docs/rules-decisions.md.
 
 Draws come from any object with ``roll(sides)``, ``below(n)`` and ``chance(threshold)``
 (``naive_rng.NaiveStream``, or an enumerating source for exact probabilities).  If it
@@ -161,7 +161,7 @@ def _parameters(scenario: Scenario) -> tuple[tuple[dict[str, Any], tuple[int, ..
             "target": c["target"],
             "attack_share": c["attack_share"],
         }
-        # Targets (RULES.md common model), in scenario order: every opponent for
+        # Targets (docs/rules.md, common model), in scenario order: every opponent for
         # "random", the one opponent of that name, or the members of that count group.
         opponents = [j for j, o in enumerate(scenario.combatants) if o.side != c.side]
         if c["target"] == "random":
@@ -442,7 +442,7 @@ def play_rounds_keyed(
     """Rounds ``first .. first + n_rounds - 1`` of a chunk, each from its own stream.
 
     Round ``r`` draws from ``NaiveStream.for_round(key_words, r)`` (the per-round
-    streams of simkit/random_stream.py), carrying R8 from round to round.  Returns
+    streams of simkit/systems/stream.py), carrying R8 from round to round.  Returns
     the counts of every round and the six stream words each round left behind.
     """
     key = [int(w) for w in key_words][:4]

@@ -1,4 +1,4 @@
-"""Plain-Python port of ``simkit/random_stream.py`` (xoshiro256** and its draw primitives).
+"""Plain-Python port of ``simkit/systems/stream.py`` (xoshiro256** and its draw primitives).
 
 Written from the documented algorithm with Python integers masked to 64 bits; it
 imports nothing from simkit, so a test can hold the numba stream against it.

@@ -1,19 +1,19 @@
-"""Plain-Python twin of ``simkit/vtm.py``, written from RULES.md (system ``vtm``).
+"""Plain-Python twin of ``simkit/vtm.py``, written from the rules (docs/rules.md, system ``vtm``).
 
 It reads like the rules, one round at a time, with no arrays, codes or stacks (a
 released delayer interrupting a turn is a recursive call).  It imports nothing from
 simkit's kernel: it takes a validated ``Scenario`` and a *draw source*, any object
-with the three draws of ``simkit/random_stream.py``:
+with the three draws of ``simkit/systems/stream.py``:
 
 ``roll(sides)``   one die, 1..sides
 ``below(n)``      uniform in [0, n); ``below(1)`` draws nothing and returns 0
 ``chance(t)``     True with probability ``t / 2**53``
 
 ``tests/naive_rng.NaiveStream.for_round(key, r)`` is such a source (the kernel's
-stream of round ``r``); ``tests/test_vtm_exact.py`` uses one that enumerates every
+stream of round ``r``); the exact tests use one that enumerates every
 outcome instead.
 
-Choices where RULES.md is open follow ``docs/rules-decisions.md`` (section ``vtm``).
+Choices where the rules are open follow ``docs/rules-decisions.md`` (section ``vtm``).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class RoundOutcome:
     simultaneous: bool
 
     def counts(self, i: int) -> dict[str, int]:
-        """The per-combatant counts of DESIGN.md's metrics table for combatant i."""
+        """The per-combatant counts of the README's metric table for combatant i."""
         return {
             "first_action": int(self.first[i] == 0),
             "actions": self.actions[i],

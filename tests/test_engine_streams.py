@@ -12,10 +12,9 @@ import numpy as np
 import pytest
 
 import simkit
-from simkit import engine
+from simkit import engine, systems
 from simkit.scenario import Scenario, scenario_from_dict
 from simkit.systems.perception import kernel as perception
-from simkit.systems.readiness import kernel as readiness
 from simkit.systems.stream import chunk_state
 
 ROUNDS = 2 * engine.CHUNK_ROUNDS + 1234  # three chunks, the last one short
@@ -30,7 +29,7 @@ def _readiness() -> Scenario:
             "rules": {"order": "dynamic"},
             "combatant": [
                 {"name": "A", "side": "a", "readiness": 2, "hold": "until_attacked"},
-                {"name": "B", "side": "a", "readiness": 1, "attack_share": 0.5, "guard": True},
+                {"name": "B", "side": "a", "readiness": 1, "attack_share": 0.5, "guard": "backup"},
                 {"name": "W", "side": "w", "readiness": 2, "hold": "until_enemy_acts"},
             ],
         }
@@ -52,8 +51,23 @@ def _perception(n_wolves: int) -> Scenario:
     )
 
 
+def _vtm() -> Scenario:
+    """Delays, aborts and end-of-round actions."""
+    return scenario_from_dict(
+        {
+            "scenario": {"name": "engine vtm", "system": "vtm"},
+            "combatant": [
+                {"name": "A", "side": "a", "dexterity": 3, "wits": 2, "abort": "always"},
+                {"name": "B", "side": "a", "dexterity": 2, "wits": 1, "extra_actions": 1},
+                {"name": "W", "side": "w", "dexterity": 2, "wits": 3, "delay": "until_enemy_acts"},
+            ],
+        }
+    )
+
+
 SCENARIOS = {
     "readiness": _readiness,
+    "vtm": _vtm,
     "perception (histogram)": lambda: _perception(1),
     "perception (per round)": lambda: _perception(4),
 }
@@ -109,23 +123,22 @@ def test_batches_keep_the_means(name):
         assert batched.sums.tot[0] >= whole.sums.tot[0]
 
 
-@pytest.mark.parametrize("system", ["readiness", "perception"])
-def test_batches_are_the_rounds_of_the_chunks_in_order(system):
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_batches_are_the_rounds_of_the_chunks_in_order(name):
     """Batch b of chunk k holds rounds 4096 b .. of chunk k's key (traced directly)."""
-    scenario = SCENARIOS["readiness" if system == "readiness" else "perception (per round)"]()
-    module = readiness if system == "readiness" else perception
+    scenario = SCENARIOS[name]()
+    system = systems.get(scenario.system)
     compiled = engine.prepare(scenario).compiled
     seq = np.random.SeedSequence(99)
     rounds = engine.CHUNK_ROUNDS + 5000
     batched = engine.simulate(scenario, rounds, seq, batch_rounds=4096)
     per_chunk = engine.CHUNK_ROUNDS // 4096
-    stale = compiled.layout.scenario_offset
     for k, b in ((0, 0), (0, 1), (0, per_chunk - 1), (1, 0), (1, 1)):
         key = chunk_state(seq, k)
         first = 4096 * b
         batch = batched.batches[k * per_chunk + b]
-        no_hold = False
-        if system == "readiness" and first > 0:  # R8 carried into the batch
-            no_hold = bool(module.trace(compiled, key, first)[-1, stale])
-        rows = module.trace(compiled, key, int(batch.tot[1]), no_hold_first=no_hold, first=first)
-        assert np.array_equal(batch.s1, rows.sum(axis=0)), (k, b)
+        carry = 0
+        if first > 0:  # R8 carried into the batch (readiness; 0 elsewhere)
+            carry = int(system.trace(compiled, key, first).carries[-1])
+        tr = system.trace(compiled, key, int(batch.tot[1]), first=first, carry=carry)
+        assert np.array_equal(batch.s1, tr.rows.sum(axis=0)), (k, b)

@@ -1,4 +1,6 @@
-"""Every notebook in notebooks/ runs without error (with few rounds) and is stored clean."""
+"""Every notebook in notebooks/ runs without error (with few rounds) and is stored clean:
+no outputs, the public API only, plots from the result objects (no pyplot), and rule
+citations pointing at docs/rules.md."""
 
 from __future__ import annotations
 
@@ -21,11 +23,13 @@ def _parameters_cell(nb) -> int:
     raise AssertionError("no cell tagged 'parameters'")
 
 
-def test_the_three_notebooks_are_there():
+def test_the_five_notebooks_are_there():
     assert [p.name for p in NOTEBOOKS] == [
         "01_tuning_readiness.ipynb",
         "02_holding_dice.ipynb",
         "03_three_systems.ipynb",
+        "04_balancing_a_boss.ipynb",
+        "05_explorer.ipynb",
     ]
 
 
@@ -44,6 +48,25 @@ def test_notebook_is_stored_without_outputs(path):
     assert "import simkit\n" in source
     # only the public API: no submodule imports
     assert "from simkit" not in source and "import simkit." not in source
+    # plots come from the result objects' .plot(), not from hand-written matplotlib
+    assert "pyplot" not in source and "plt." not in source
+    text = "\n".join(c.source for c in nb.cells)
+    # the rules are cited from docs/rules.md (the rules as simkit implements them)
+    assert "RULES.md" not in text
+    assert "docs/rules.md" in text
+
+
+def test_the_boss_fight_is_the_one_notebook_04_balances():
+    import simkit
+
+    boss = simkit.validate(ROOT / "scenarios" / "boss_fight.toml")
+    assert boss.system == "readiness"
+    sides = {side: [c for c in boss.combatants if c.side == side] for side in boss.sides}
+    assert sorted(sides) == ["monsters", "party"]
+    assert len(sides["party"]) == 4
+    readiness = {c.name: c.params["readiness"] for c in sides["monsters"]}
+    assert readiness["Troll Chief"] == 5
+    assert [c.group for c in sides["monsters"]].count("Goblin") == 2
 
 
 @pytest.mark.slow

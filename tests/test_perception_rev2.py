@@ -3,8 +3,9 @@ identities, and revision 1 reachable through ``information = "order"``.
 
 Exact values come from enumerating every d10 and every random choice (tie orders,
 within-side orders, attack_share, target) of the twin with ``fractions.Fraction``
-(``exact``), checked against closed forms written here from RULES.md.  Scenarios are
-built with ``builders.make_scenario`` (the validator does not know revision 2 yet).
+(``exact``), checked against closed forms written here from the rules (docs/rules.md).
+Scenarios are built with ``builders.make_scenario`` (the validator does not know
+revision 2 yet).
 """
 
 from __future__ import annotations
@@ -107,8 +108,9 @@ def gunnar_and_wolf(mode: str, information: str) -> Any:
 @pytest.mark.parametrize("mode", ["individual", "group"])
 @pytest.mark.parametrize("information", ["strict", "order"])
 def test_gunnar_and_the_wolf_exact(mode, information):
-    """RULES.md P3: P(Gunnar first) = 28/100; the wolf knows Gunnar's first action with
-    64/100 (strict: its total strictly higher) or 72/100 ("order": it acts first)."""
+    """The rules (docs/rules.md, P3): P(Gunnar first) = 28/100; the wolf knows Gunnar's
+    first action with 64/100 (strict: its total strictly higher) or 72/100 ("order": it
+    acts first)."""
     first = p_dice(2, lambda g, w: 4 + g > 6 + w)  # a tie goes to the wolf (P1, P2)
     wolf_higher = p_dice(2, lambda g, w: 6 + w > 4 + g)
     assert (first, wolf_higher) == (Fraction(28, 100), Fraction(64, 100))
@@ -151,7 +153,8 @@ def test_gunnar_and_the_wolf_seed_rolls_log(mode):
     assert log == [
         ("roll", rule, who[0], 9, 13),
         ("roll", rule, who[1], 2, 8),
-        ("order", rule, (("Gunnar",), ("Wolf",))),
+        ("slot", rule, "Gunnar", 0),
+        ("slot", rule, "Wolf", 1),
         ("intent", "P3", "Gunnar", "Wolf"),
         ("act", "P4", "Gunnar"),
         ("attack", "P4", "Gunnar", "Wolf"),
@@ -265,53 +268,10 @@ def test_individual_tie_simultaneous(information):
 
 
 # ------------------------------------------------------------------ random scenarios
-SHARES = (1.0, 1.0, 0.0, 0.5, 0.3, 0.9)
-RULE_CHOICES = {
-    "mode": ("individual", "group"),
-    "tie": ("random", "simultaneous"),
-    "group_stat": ("commander", "highest"),
-    "within_side": ("random", "listed"),
-}
-
-
 def random_scenario(rng: random.Random, information: str, max_total: int = 7) -> Any:
-    """A random perception scenario (see ``random_entries``)."""
-    entries, rules = random_entries(rng, max_total)
+    """A random perception scenario (the twin's ``random_entries``), this ``information``."""
+    entries, rules = twin.random_entries(rng, max_total)
     return make_scenario("perception", entries, rules={**rules, "information": information})
-
-
-def random_entries(rng: random.Random, max_total: int = 7) -> tuple[list[dict], dict]:
-    """Random combatant entries and rules: 2-3 sides, up to ``max_total`` combatants,
-    small perceptions (many ties), every rule, share kind and target kind."""
-    n_sides = rng.choice((2, 2, 3))
-    sides = [f"side{k}" for k in range(n_sides)]
-    rules = {key: rng.choice(values) for key, values in RULE_CHOICES.items()}
-    needs_commander = rules["mode"] == "group" and rules["group_stat"] == "commander"
-    entries: list[dict] = []
-    made = 0
-    total = rng.randint(n_sides, max_total)
-    while made < total:
-        k = len(entries)
-        if k < n_sides:  # one single combatant per side first (the commanders)
-            e = {"name": f"C{k}", "side": sides[k], "count": 1}
-            if needs_commander or rng.random() < 0.4:
-                e["commander"] = True
-        else:
-            count = 1 if rng.random() < 0.5 else rng.randint(1, min(3, total - made))
-            e = {"name": f"C{k}", "side": rng.choice(sides), "count": count}
-        e["perception"] = rng.randint(0, 5)
-        e["attack_share"] = rng.choice(SHARES)
-        entries.append(e)
-        made += e["count"]
-    for e in entries:
-        opponents = [o for o in entries if o["side"] != e["side"]]
-        r = rng.random()
-        o = rng.choice(opponents)
-        if r < 0.25:
-            e["target"] = o["name"] if o["count"] == 1 else f"{o['name']} {o['count']}"
-        elif r < 0.45:
-            e["target"] = o["name"]  # a single opponent or a count group
-    return entries, rules
 
 
 def test_revision_1_stays_reachable():
@@ -327,12 +287,12 @@ def test_revision_1_stays_reachable():
         scenario = random_scenario(rng, information="order")
         key = [rng.getrandbits(64) for _ in range(4)]
         first = rng.randint(0, 999)
-        got, states = twin.play_rounds_keyed(scenario, key, 40, first=first)
+        records = twin.play_rounds_keyed(scenario, key, 40, first=first)
         for r in range(40):
             stream = NaiveStream.for_round(key, first + r)
             want = naive_perception.play_round(scenario, stream)
-            assert {m: got[r][m] for m in want} == want, (k, r, scenario.to_dict())
-            assert states[r] == stream.state(), (k, r)
+            assert {m: records[r].counts[m] for m in want} == want, (k, r, scenario.to_dict())
+            assert records[r].state == stream.state(), (k, r)
         rules = scenario.rules
         seen.add((rules["mode"], rules["tie"] if rules["mode"] == "individual" else "-"))
         seen.add(len(scenario.sides))
@@ -362,8 +322,13 @@ def check_round(scenario: Any, counts: dict, log: list[tuple]) -> None:
     )
     assert sum(1 for e in log if e[0] == "act") == len(cs)
     # the first slot's intent is never learned ("except the one acting first")
-    (order,) = [e[2] for e in log if e[0] == "order"]
-    assert not [e for e in log if e[0] == "intent" and e[3] in order[0]]
+    first_slot = {e[2] for e in log if e[0] == "slot" and e[3] == 0}
+    assert first_slot and not [e for e in log if e[0] == "intent" and e[3] in first_slot]
+    # the slots: one per combatant, in acting order, numbered from 0 without gaps
+    slots = [e[3] for e in log if e[0] == "slot"]
+    assert sorted(e[2] for e in log if e[0] == "slot") == sorted(side)
+    assert slots == sorted(slots) and set(slots) == set(range(slots[-1] + 1))
+    assert fold_log_counts(scenario, log) == counts
 
 
 def test_round_identities_and_strict_within_order():
@@ -371,7 +336,8 @@ def test_round_identities_and_strict_within_order():
     strict reading gives a subset of what "order" gives, every other count equal."""
     rng = random.Random(4242)
     for _ in range(400):
-        entries, rules = random_entries(rng)
+        entries, rules = twin.random_entries(rng, max_total=7)
+        rules.pop("information")
         scenario = make_scenario("perception", entries, rules={**rules, "information": "strict"})
         other = make_scenario("perception", entries, rules={**rules, "information": "order"})
         key = [rng.getrandbits(64) for _ in range(4)]
@@ -391,11 +357,39 @@ def test_round_identities_and_strict_within_order():
                     assert value == wide[(name, metric)]
 
 
+def fold_log_counts(scenario: Any, log: list[tuple]) -> dict:
+    return twin.fold_log(scenario, log)
+
+
 def test_play_rounds_keyed_matches_play_round():
     scenario = gunnar_and_wolf("individual", "strict")
     key = [5, 6, 7, 8]
-    rounds, states = twin.play_rounds_keyed(scenario, key, 5, first=3)
+    records = twin.play_rounds_keyed(scenario, key, 5, first=3)
     for r in range(5):
         stream = NaiveStream.for_round(key, 3 + r)
-        assert twin.play_round(scenario, stream) == rounds[r]
-        assert stream.state() == states[r]
+        log: list[tuple] = []
+        assert twin.play_round(scenario, stream, log) == records[r].counts
+        assert stream.state() == records[r].state
+        assert records[r].log == log and records[r].carry == 0
+
+
+@pytest.mark.parametrize("mode", ["individual", "group"])
+def test_fixed_dice_replace_the_face_after_the_draw(mode):
+    """``dice`` fixes a roller's d10 (P1: a combatant; P2: a side): the die is drawn as
+    usual and replaced, so the stream ends where it would have and only that face
+    changes."""
+    scenario = gunnar_and_wolf(mode, "strict")
+    key = [11, 12, 13, 14]
+    free = twin.play_rounds_keyed(scenario, key, 20)
+    fixed = twin.play_rounds_keyed(scenario, key, 20, dice={1: [2]})
+    for a, b in zip(free, fixed, strict=True):
+        assert a.state == b.state
+        rolls_a = [e for e in a.log if e[0] == "roll"]
+        rolls_b = [e for e in b.log if e[0] == "roll"]
+        assert rolls_a[0] == rolls_b[0]
+        assert rolls_b[1][3:] == (2, 2 + 6)  # the wolf (or its side): 2 + perception 6
+
+
+def test_carry_must_be_zero():
+    with pytest.raises(ValueError, match="carries nothing"):
+        twin.play_rounds_keyed(gunnar_and_wolf("individual", "strict"), [1, 2, 3, 4], 1, carry=1)

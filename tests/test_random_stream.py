@@ -1,4 +1,4 @@
-"""The numba stream (simkit/random_stream.py) against its plain-Python port (naive_rng.py)."""
+"""The numba stream (simkit/systems/stream.py) against its plain-Python port (naive_rng.py)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""The revision-2 readiness twin (tests/twins/readiness.py) against RULES.md revision 2.
+"""The revision-2 readiness twin (tests/twins/readiness.py) against the rules' revision 2
+(docs/rules.md).
 
 Every expectation is exact: the twin is driven by an enumerating draw source (a
 depth-first search over draw sequences, a whole R1 pool being one draw over its
-multisets, as in tests/test_readiness_exact.py), so each count's expectation comes out
+multisets), so each count's expectation comes out
 as a ``Fraction``, and it is compared with a value derived by hand from the rules
 (the derivation is in the test).  Scripted rounds (fixed dice, no other draw) check
 the event log line by line.  Random scenarios and streams check round identities, the
@@ -166,142 +167,11 @@ def differing(a: dict, b: dict) -> set:
 
 # --------------------------------------------------------------------------- the log
 def check_log(s: Scenario, log: list[tuple], counts: Counts) -> None:
-    """Replay a round from its events alone and check them against the rules and counts.
-
-    Every die spent must be the spender's highest unspent die (R4/R5/R7); every ``act``
-    follows a ``turn`` or ``declare`` of the same combatant at the same value (or, under
-    ``order = "chain"``, its previous act at that value); every count of the round must
-    follow from the events.
-    """
-    names = [c.name for c in s.combatants]
-    derived: dict[tuple[str, str], int] = {k: 0 for k in counts}
-    pools: dict[str, list[int]] = {}
-    chain = s.rules["order"] == "chain"
-    current: tuple[str, int, str] | None = None  # (name, value, "turn" | "declare")
-    attack: dict[str, Any] | None = None
-    first_acts: list[str] = []
-    attacked_early: set[str] = set()
-    last_act: tuple[str, int, bool] | None = None
-    holding: set[str] = set()  # held and not yet released
-    to_declare: set[str] = set()  # released until_enemy_acts holders
-
-    def close_attack() -> None:
-        nonlocal attack
-        if attack is None:
-            return
-        target, kinds = attack["target"], attack["kinds"]
-        if any(k in ("self", "guard") for k in kinds):
-            derived[(target, "defended")] += 1
-        elif kinds == ["hasty"]:
-            derived[(target, "hasty_only")] += 1
-        else:
-            assert kinds == [] and attack["unanswered"], attack
-            derived[(target, "undefended")] += 1
-        attack = None
-
-    def spend(name: str, die: int) -> None:
-        assert pools[name] and die == max(pools[name]), (name, die, pools[name])
-        pools[name].remove(die)
-
-    for event in log:
-        kind, rule = event[0], event[1]
-        assert rule.startswith("R"), event
-        if kind not in ("response", "unanswered"):
-            close_attack()
-        if kind == "roll":
-            _, _, name, dice = event
-            pools[name] = sorted(dice, reverse=True)
-        elif kind == "prep":
-            _, _, name, before, after = event
-            assert tuple(pools[name]) == before and len(after) == len(before)
-            pools[name] = list(after)
-        elif kind == "turn":
-            _, _, name, value = event
-            assert value == max(pools[name])
-            current = (name, value, "turn")
-        elif kind == "declare":
-            _, _, name, value = event
-            assert value == max(pools[name]) and name in to_declare
-            to_declare.remove(name)
-            current = (name, value, "declare")
-        elif kind == "hold":
-            assert current is not None and current[0] == event[2] and current[2] == "turn"
-            holding.add(event[2])
-            current = None
-        elif kind == "release":
-            _, _, name, why = event
-            assert name in holding and why in ("attacked", "enemy_acted", "opponents_out")
-            holding.remove(name)
-            if why == "enemy_acted" and pools[name]:
-                to_declare.add(name)
-        elif kind == "act":
-            _, _, name, die, holder = event
-            assert current is not None and current[:2] == (name, die), (current, event)
-            if current[2] == "declare":
-                assert holder is True
-            if current[2] == "declare" or not chain:
-                current = None
-            spend(name, die)
-            derived[(name, "actions")] += 1
-            if name not in first_acts:
-                first_acts.append(name)
-            last_act = (name, die, holder)
-        elif kind == "attack":
-            _, _, attacker, target, initiative, by_holder = event
-            assert last_act == (attacker, initiative, by_holder)
-            derived[(attacker, "attacks_made")] += 1
-            derived[(target, "attacks_received")] += 1
-            if target not in first_acts:
-                attacked_early.add(target)
-            attack = {"target": target, "a": initiative, "kinds": [], "unanswered": False}
-        elif kind == "response":
-            _, _, responder, defended, die, rkind, scale = event
-            assert attack is not None and attack["target"] == defended
-            spend(responder, die)
-            derived[(responder, "defenses")] += 1
-            if rkind == "guard":
-                assert responder != defended and scale == 0
-                derived[(responder, "guard_defenses")] += 1
-            elif rkind == "hasty":
-                assert responder == defended and scale == attack["a"] - die >= 1
-                derived[(responder, "hasty_defenses")] += 1
-                derived[(responder, "hasty_scale_total")] += scale
-                for k in range(1, scale + 1):
-                    derived[(responder, f"hasty_ge.{k}")] += 1
-            else:
-                assert rkind == "self" and responder == defended and scale == 0
-            attack["kinds"].append(rkind)
-        elif kind == "unanswered":
-            assert attack is not None and attack["target"] == event[2] and not attack["kinds"]
-            attack["unanswered"] = True
-        elif kind == "expired":
-            _, _, name, count = event
-            assert count == len(pools[name]) > 0
-            derived[(name, "expired_dice")] = count
-        elif kind == "stalemate":
-            derived[("", "stalemate")] = 1
-        else:
-            assert kind == "no_hold" and event == log[0], event
-    close_attack()
-    assert all(not pools[n] for n in to_declare)  # a released holder declares if it can
-    assert all(derived[(n, "expired_dice")] == len(pools[n]) for n in holding)
-    assert all(not pools[n] or derived[(n, "expired_dice")] == len(pools[n]) for n in names)
-    for i, name in enumerate(names):
-        derived[(name, "first_action")] = int(first_acts[:1] == [name])
-        derived[(name, "no_action")] = int(derived[(name, "actions")] == 0)
-        derived[(name, "attacked_before_acting")] = int(name in attacked_early)
-        for other in names:
-            if other != name:
-                before = name in first_acts and (
-                    other not in first_acts or first_acts.index(name) < first_acts.index(other)
-                )
-                derived[(name, f"acts_before.{other}")] = int(before)
-        for k in range(s.combatants[i]["readiness"] + 1):
-            derived[(name, f"actions_dist.{k}")] = int(derived[(name, "actions")] == k)
-        derived[(name, "on_edge")] = derived[("", "stalemate")]
-        c = s.combatants[i]
-        wound = c["weakness"] if c["role"] == "hero" else 3  # R8
-        derived[(name, "edge_wound")] = derived[(name, "on_edge")] * wound
+    """Replay a round from its events alone (``twin.fold_log``, which also checks that
+    every die spent is the spender's highest, every act follows its turn or declare,
+    ...) and compare with the round's counts."""
+    carry = int(log[:1] == [("no_hold", "R8")])
+    derived = twin.fold_log(s, log, carry)
     assert set(derived) == set(counts)
     wrong = {k: (counts[k], derived[k]) for k in counts if counts[k] != derived[k]}
     assert not wrong, wrong
@@ -358,7 +228,7 @@ def best_single_raise(dice: list[int], advantage: int) -> tuple[int, ...]:
 @pytest.mark.parametrize(
     ("dice", "advantage", "prep", "after"),
     [
-        # RULES.md R2's examples
+        # the examples of R2 in docs/rules.md
         ([5, 1], 5, "one_die", [6, 5]),
         ([6, 3, 1], 2, "one_die", [6, 5, 1]),
         ([6, 6, 6], 4, "one_die", [6, 6, 6]),
@@ -475,7 +345,8 @@ def test_r3_worked_example_event_log():
         ("roll", "R1", "B", (6, 6, 5)),
         ("roll", "R1", "W", (6, 1)),
     ]
-    # RULES.md R3: B, A, B, A, W at value 6; then B's 5, A's 2, W's 1; one act per turn
+    # the rules (docs/rules.md, R3): B, A, B, A, W at value 6; then B's 5, A's 2, W's 1;
+    # one act per turn
     turns = [("B", 6), ("A", 6), ("B", 6), ("A", 6), ("W", 6), ("B", 5), ("A", 2), ("W", 1)]
     expected = []
     for name, value in turns:
@@ -1231,7 +1102,9 @@ def test_revision_1_stays_reachable_on_random_scenarios():
         old_s, new_s = rev1_scenario(entries, rules), rev1_readings(entries, rules)
         key = [k + 1, 2 * k + 3, 5, 8]
         old, old_states = old_twin().play_rounds_keyed(old_s, key, 4)
-        new, new_states = twin.play_rounds_keyed(new_s, key, 4)
+        records = twin.play_rounds_keyed(new_s, key, 4)
+        new = [rec.counts for rec in records]
+        new_states = [rec.state for rec in records]
         for r in range(4):
             assert set(old[r]) <= set(new[r])
             diff = {m: (old[r][m], new[r][m]) for m in old[r] if old[r][m] != new[r][m]}

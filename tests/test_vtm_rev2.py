@@ -3,8 +3,10 @@ revision 1 reachable through its named variants.
 
 Exact values come from enumerating every d10 and every random choice (tie order,
 attack_share, target) of the twin with ``fractions.Fraction`` (``exact``), checked
-against closed forms written here from RULES.md.  Scenarios are built with
-``builders.make_scenario`` (the validator does not know revision 2 yet).
+against closed forms written here from the rules (docs/rules.md).  Scenarios are built with
+``builders.make_scenario`` (no validation: the twin needs nothing of simkit); the twin's
+contract interface (``play_rounds_keyed``, ``fold_log``, ``random_scenario``, ``dice``)
+is checked at the end.  tests/test_vtm_kernel.py holds the kernel to these values.
 """
 
 from __future__ import annotations
@@ -133,7 +135,7 @@ def fighter(name: str, side: str, rating: int, **fields: Any) -> dict:
 # ------------------------------------------------------------------ worked example
 @pytest.mark.parametrize("multi", ["end", "in_turn"])
 def test_worked_example_rating_5_vs_3(multi):
-    """RULES.md: the first goes first unless the second rolls at least 3 more: P = 0.72."""
+    """docs/rules.md: the first goes first unless the second rolls at least 3 more: P = 0.72."""
     p_first = p_dice(2, lambda da, db: 5 + da >= 3 + db)  # equal totals: higher rating
     assert p_first == Fraction(18, 25)
     ex = exact(vtm(fighter("A", "a", 5), fighter("B", "b", 3), multi=multi))
@@ -457,7 +459,7 @@ def test_slot_mate_acting_alone_is_not_simultaneous(multi):
 # ------------------------------------------------------------------ before_acting = revision 1
 @pytest.mark.parametrize("multi", ["end", "in_turn"])
 def test_before_acting_duel_is_revision_1(multi):
-    """tests/test_vtm_exact.py::test_abort_gives_up_the_action_for_a_defense values."""
+    """The revision-1 values of the former exact test of an abort giving up the action."""
     ex = exact(vtm(fighter("A", "a", 5), fighter("B", "b", 3, abort="before_acting"), multi=multi))
     for metric in ("aborts", "defenses", "no_action", "attacked_before_acting", "defended"):
         assert ex[("B", metric)] == Fraction(18, 25), metric
@@ -468,7 +470,7 @@ def test_before_acting_duel_is_revision_1(multi):
 
 @pytest.mark.parametrize("multi", ["end", "in_turn"])
 def test_before_acting_several_actions_is_revision_1(multi):
-    """tests/test_vtm_exact.py::test_several_actions_and_extra_actions values: only an
+    """The revision-1 values of the former exact test of several and extra actions: only an
     action of its turn is given up, and only before it acts."""
     ex = exact(
         vtm(
@@ -486,42 +488,7 @@ def test_before_acting_several_actions_is_revision_1(multi):
 
 
 # ------------------------------------------------------------------ random scenarios
-SHARES = (1.0, 1.0, 1.0, 0.5, 0.3, 0.0)
-
-
-def random_entries(rng: random.Random, aborts: tuple[str, ...], max_entries: int = 5) -> list:
-    """Random combatant entries for make_scenario: every field, policy and target kind."""
-    n_sides = rng.choice((2, 2, 3))
-    sides = [f"side{s}" for s in range(n_sides)]
-    entries: list[dict] = []
-    for k in range(rng.randint(n_sides, max_entries)):
-        e: dict = {"name": f"F{k}", "side": sides[k] if k < n_sides else rng.choice(sides)}
-        if rng.random() < 0.5:
-            e["rating"] = rng.randint(0, 4)  # narrow: many ties
-        else:
-            e["dexterity"], e["wits"] = rng.randint(0, 2), rng.randint(0, 2)
-        if rng.random() < 0.3:
-            e["wound_penalty"] = rng.randint(0, 3)
-        if rng.random() < 0.4:
-            e["actions"] = rng.randint(1, 3)
-        if rng.random() < 0.4:
-            e["extra_actions"] = rng.randint(0, 2)
-        if rng.random() < 0.35:
-            e["delay"] = "until_enemy_acts"
-        if rng.random() < 0.6:
-            e["abort"] = rng.choice(aborts)
-        if rng.random() < 0.4:
-            e["attack_share"] = rng.choice(SHARES)
-        if rng.random() < 0.25:
-            e["count"] = rng.randint(2, 3)
-        entries.append(e)
-    for e in entries:
-        if rng.random() < 0.3:
-            o = rng.choice([o for o in entries if o["side"] != e["side"]])
-            e["target"] = o["name"]  # a single opponent or a count group
-            if o.get("count", 1) > 1 and rng.random() < 0.5:
-                e["target"] = f"{o['name']} 1"
-    return entries
+random_entries = twin.random_entries
 
 
 def old_counts(scenario: Any, outcome: naive_vtm.RoundOutcome) -> dict[tuple[str, str], int]:
@@ -635,15 +602,15 @@ def test_round_identities_on_random_scenarios():
         scenario = make_scenario("vtm", entries, rules=rules)
         key = [rng.getrandbits(64) for _ in range(4)]
         first = rng.randint(0, 999)
-        rounds, states = twin.play_rounds_keyed(scenario, key, 20, first=first)
-        for counts, state in zip(rounds, states, strict=True):
-            assert len(state) == 6
+        records = twin.play_rounds_keyed(scenario, key, 20, first=first)
+        for r, (counts, state, carry, log) in enumerate(records):
+            assert len(state) == 6 and carry == 0
             seen.update(m for (_, m), v in counts.items() if v and m in ("aborts", "defended"))
-        for r in range(20):  # again with the log, on the same streams
-            log: list[tuple] = []
-            counts = twin.play_round(scenario, NaiveStream.for_round(key, first + r), log)
-            assert counts == rounds[r]
             check_round(scenario, counts, log)
+            assert twin.fold_log(scenario, log) == counts  # the log says every count
+            again: list[tuple] = []  # the same stream again: the same round
+            assert twin.play_round(scenario, NaiveStream.for_round(key, first + r), again) == counts
+            assert again == log
         seen.add(rules["multi"])
     assert {"aborts", "defended", "end", "in_turn"} <= seen
 
@@ -651,8 +618,68 @@ def test_round_identities_on_random_scenarios():
 def test_play_rounds_keyed_matches_play_round():
     scenario = vtm(fighter("A", "a", 2, actions=2, abort="always"), fighter("B", "b", 2, count=2))
     key = [1, 2, 3, 4]
-    rounds, states = twin.play_rounds_keyed(scenario, key, 5, first=10)
+    records = twin.play_rounds_keyed(scenario, key, 5, first=10)
     for r in range(5):
         stream = NaiveStream.for_round(key, 10 + r)
-        assert twin.play_round(scenario, stream) == rounds[r]
-        assert stream.state() == states[r]
+        log: list[tuple] = []
+        assert twin.play_round(scenario, stream, log) == records[r].counts
+        assert stream.state() == records[r].state
+        assert log == records[r].log
+        assert records[r].carry == 0
+    with pytest.raises(ValueError, match="carries nothing"):
+        twin.play_rounds_keyed(scenario, key, 1, carry=1)
+
+
+def test_fixed_dice_are_drawn_then_replaced():
+    """``dice``: the stream moves as without it; only the face changes (V1)."""
+    scenario = vtm(fighter("A", "a", 5), fighter("B", "b", 3, attack_share=0.5))
+    key = [5, 6, 7, 8]
+    free = twin.play_rounds_keyed(scenario, key, 30)
+    fixed = twin.play_rounds_keyed(scenario, key, 30, dice={1: [10]})
+    for a, b in zip(free, fixed, strict=True):
+        assert a.state == b.state  # the same draws (B's attack shares drawn in both)
+        rolls = [e for e in b.log if e[0] == "roll"]
+        assert rolls[1] == ("roll", "V1", "B", 10, 13)
+        assert rolls[0] == next(e for e in a.log if e[0] == "roll")  # A's die unchanged
+        a_first = rolls[0][4] >= 13  # V2: at 13 all the higher rating (A) goes first
+        assert b.counts[("A", "first_action")] == int(a_first)
+        assert b.counts[("B", "first_action")] == int(not a_first)
+
+
+def test_fold_log_reads_attacks_in_a_shared_moment():
+    """A slot-mate attacked in the moment both act was not attacked before acting: the
+    log alone says so (the attack comes before the target's own act event)."""
+    scenario = vtm(fighter("A", "a", 4, extra_actions=1), fighter("B", "b", 4))
+    counts, log = scripted(scenario, 3, 3)
+    assert log.index(("attack", "V2", "A", "B")) < log.index(("act", "V2", "B", 0, False))
+    assert counts[("B", "attacked_before_acting")] == 0
+    assert twin.fold_log(scenario, log) == counts
+
+
+def test_random_scenarios_reach_every_variant():
+    """tests/twins/vtm.py::random_scenario (the contract's scenarios) is valid and
+    reaches every rule, policy, target kind, count groups and 2 and 3 sides."""
+    rng = random.Random("reach")
+    seen: set[str] = set()
+    for _ in range(200):
+        s = twin.random_scenario(rng)
+        assert len(s.combatants) <= 8
+        seen.update(f"{rule}={value}" for rule, value in s.rules.items())
+        seen.add(f"sides={len(s.sides)}")
+        for c in s.combatants:
+            seen.update((f"delay={c['delay']}", f"abort={c['abort']}"))
+            seen.add("dexterity+wits" if c["dexterity"] is not None else "rating")
+            seen.update(k for k in ("actions", "extra_actions", "wound_penalty") if c[k] > 1)
+            if 0 < c["attack_share"] < 2**-54:
+                seen.add("tiny share")
+            if c.group != c.name:
+                seen.add("count group")
+            if c["target"] != "random":
+                seen.add("target named" if c["target"] in s.names else "target group")
+    expected = {
+        "tie=simultaneous", "tie=random", "multi=end", "multi=in_turn", "sides=2", "sides=3",
+        "delay=never", "delay=until_enemy_acts", "abort=never", "abort=always",
+        "abort=before_acting", "dexterity+wits", "rating", "actions", "extra_actions",
+        "wound_penalty", "tiny share", "count group", "target named", "target group",
+    }  # fmt: skip
+    assert expected <= seen, expected - seen

@@ -41,8 +41,8 @@ from simkit.analysis.result import Result
 from simkit.analysis.run import as_scenario, check_rounds
 from simkit.deferred import pandas as pd
 from simkit.engine import RawRun, RngLike, seed_sequence, seed_value, simulate
-from simkit.metrics import COMBATANT, ROUNDS, Z95, metric_slots, t_quantile_975
-from simkit.output.files import write_files
+from simkit.metrics import COMBATANT, GROUP, ROUNDS, SIDE, Z95, metric_slots, t_quantile_975
+from simkit.output.files import OutputDir
 from simkit.scenario import Scenario, ScenarioError, apply_set
 
 COLUMNS = [
@@ -92,6 +92,16 @@ class Comparison:
     t_paired: float
     table: pd.DataFrame
     z_unpaired: float = field(default=Z95, repr=False)
+    levels: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False, compare=False)
+
+    def level_table(self, level: str) -> pd.DataFrame:
+        """The comparison per ``"combatant"`` (``table``), ``"group"`` or ``"side"``: counts
+        summed, probabilities as "any member", ratios of sums, and the action economy."""
+        if level == COMBATANT:
+            return self.table
+        if level not in self.levels:
+            raise ValueError(f"no level {level!r}; allowed: combatant, group, side")
+        return self.levels[level]
 
     @property
     def rounds(self) -> int:
@@ -126,20 +136,32 @@ class Comparison:
             return "A and B play identically: every paired difference is exactly 0"
         return "paired intervals: not enough batches to estimate"
 
-    def format_table(self, all_metrics: bool = False) -> str:
-        """Differences as text: per-combatant and scenario metrics (every row if
-        ``all_metrics``), then the narrowing line."""
+    def format_table(self, all_metrics: bool = False, **options: Any) -> str:
+        """Differences as text: the rows that differ significantly (every row if
+        ``all_metrics``), then the narrowing line; ``by``, ``metrics``, ``width`` as
+        for ``Result.format_table``."""
         from simkit.output.tables import comparison_table
 
-        return comparison_table(self, all_metrics=all_metrics)
+        return comparison_table(self, all_metrics=all_metrics, **options)
+
+    def _repr_html_(self) -> str:
+        from simkit.output.html import comparison_html
+
+        return comparison_html(self)
+
+    def plot(self, metric: str = "actions", by: str = COMBATANT) -> Any:
+        """The paired differences B - A of ``metric`` with their 95% intervals."""
+        from simkit.output.plots import comparison_figure
+
+        return comparison_figure(self, metric, by=by)
+
+    def files(self) -> dict[str, str]:
+        """``compare.csv`` (``table``), by file name."""
+        return {"compare.csv": self.table.to_csv(index=False, float_format="%.10g")}
 
     def write(self, out_dir: str | Path) -> list[Path]:
-        """Write ``compare.csv`` (``table``) into ``out_dir`` atomically."""
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        path = out / "compare.csv"
-        write_files({path: self.table.to_csv(index=False, float_format="%.10g")})
-        return [path]
+        """Write :meth:`files` into the result directory ``out_dir`` as a whole."""
+        return OutputDir(out_dir, "out_dir").write(self.files())
 
 
 def compare(
@@ -151,6 +173,7 @@ def compare(
     rng: RngLike = None,
     batch_rounds: int = 4096,
     progress: Callable[[int], None] | None = None,
+    labels: tuple[str, str] | None = None,
 ) -> Comparison:
     """Compare two scenarios with common random numbers: paired differences B - A.
 
@@ -172,6 +195,8 @@ def compare(
         ``32 * batch_rounds`` use ``rounds // 32`` so that there are at least 32 batches.
     progress : callable, optional
         Called with the rounds of every finished chunk of either run.
+    labels : (str, str), optional
+        What to call A and B (default: their names, or A's name and the changes).
 
     Returns
     -------
@@ -194,6 +219,8 @@ def compare(
             [f"{k}={v}" for k, v in changes.items()] if isinstance(changes, Mapping) else changes
         )
         label_a, label_b = scenario_a.name, f"{scenario_a.name} with " + ", ".join(texts)
+    if labels is not None:
+        label_a, label_b = (str(x) for x in labels)
     if sorted(scenario_a.names) != sorted(scenario_b.names):
         only_a = sorted(set_(scenario_a.names) - set_(scenario_b.names))
         only_b = sorted(set_(scenario_b.names) - set_(scenario_a.names))
@@ -205,7 +232,7 @@ def compare(
     rounds = check_rounds(rounds)
     if isinstance(batch_rounds, bool) or not isinstance(batch_rounds, int) or batch_rounds < 1:
         raise ValueError(f"batch_rounds must be a positive integer, got {batch_rounds!r}")
-    batch = max(1, min(batch_rounds, rounds // MIN_BATCHES))
+    batch = batch_size(rounds, batch_rounds)
     seq = seed_sequence(scenario_a.seed if rng is None else rng)
     seed = seed_value(seq)
     lock = Lock()
@@ -224,12 +251,48 @@ def compare(
         raw_a, raw_b = (f.result() for f in futures)
     result_a = Result.from_raw(scenario_a, seed, raw_a)
     result_b = Result.from_raw(scenario_b, seed, raw_b)
+    return paired_comparison(result_a, raw_a, result_b, raw_b, label_a, label_b, batch)
+
+
+def batch_size(rounds: int, batch_rounds: int = 4096) -> int:
+    """Rounds per batch of a paired run: ``batch_rounds``, smaller for short runs so
+    that there are at least ``MIN_BATCHES`` batches."""
+    return max(1, min(batch_rounds, rounds // MIN_BATCHES))
+
+
+def paired_comparison(
+    result_a: Result,
+    raw_a: RawRun,
+    result_b: Result,
+    raw_b: RawRun,
+    label_a: str,
+    label_b: str,
+    batch_rounds: int,
+    keep: Callable[[str], bool] | None = None,
+    levels: Sequence[str] = (COMBATANT, GROUP, SIDE),
+) -> Comparison:
+    """The :class:`Comparison` of two batched runs of the same rounds, seed and
+    ``batch_rounds`` (``engine.simulate(..., batch_rounds=...)``): what :func:`compare`
+    returns, for callers that play (or share) the runs themselves, e.g. a report that
+    pairs one run as written with several variants.  ``keep`` (a metric name -> bool)
+    leaves rows out, e.g. the ``acts_before.X`` of hundreds of combatants; ``levels``
+    are the levels to compare (``table`` is empty without ``"combatant"``)."""
     k = len(raw_a.batches or [])
-    table = paired_table(raw_a, raw_b, result_a, result_b)
+    if k != len(raw_b.batches or []):
+        raise ValueError(
+            f"paired runs need the same batches, got {k} and {len(raw_b.batches or [])}"
+        )
     t = t_quantile_975(k - 1) if k > 1 else float("nan")
-    table["ci_low"] = table.difference - t * table.se_paired
-    table["ci_high"] = table.difference + t * table.se_paired
-    return Comparison(result_a, result_b, label_a, label_b, batch, k, t, table)
+    tables = {COMBATANT: pd.DataFrame(columns=COLUMNS)}
+    for level in levels:
+        table = paired_table(raw_a, raw_b, result_a, result_b, level, keep)
+        table["ci_low"] = table.difference - t * table.se_paired
+        table["ci_high"] = table.difference + t * table.se_paired
+        tables[level] = table
+    table = tables.pop(COMBATANT)
+    return Comparison(
+        result_a, result_b, label_a, label_b, batch_rounds, k, t, table, levels=tables
+    )
 
 
 def set_(names: Sequence[str]) -> set[str]:
@@ -237,7 +300,9 @@ def set_(names: Sequence[str]) -> set[str]:
     return {*names}
 
 
-def _batch_terms(raw: RawRun, level: str) -> dict[tuple[str, str], tuple[np.ndarray, ...]]:
+def _batch_terms(
+    raw: RawRun, level: str, keep: Callable[[str], bool] | None = None
+) -> dict[tuple[str, str], tuple[np.ndarray, ...]]:
     """Per reported number: batch numerator and denominator sums (int64 arrays of length K)."""
     batches = raw.batches or []
     s1 = np.stack([b.s1 for b in batches])
@@ -245,15 +310,22 @@ def _batch_terms(raw: RawRun, level: str) -> dict[tuple[str, str], tuple[np.ndar
     return {
         (s.who, s.metric): (s1[:, s.num], length if s.den == ROUNDS else s1[:, s.den])
         for s in metric_slots(raw.layout, level)
+        if keep is None or keep(s.metric)
     }
 
 
 def paired_table(
-    raw_a: RawRun, raw_b: RawRun, result_a: Result, result_b: Result, level: str = COMBATANT
+    raw_a: RawRun,
+    raw_b: RawRun,
+    result_a: Result,
+    result_b: Result,
+    level: str = COMBATANT,
+    keep: Callable[[str], bool] | None = None,
 ) -> pd.DataFrame:
-    """The comparison table without intervals (see the module docstring for the method)."""
-    terms_a = _batch_terms(raw_a, level)
-    terms_b = _batch_terms(raw_b, level)
+    """The comparison table without intervals (see the module docstring for the method);
+    ``keep`` (a metric name -> bool) leaves rows out."""
+    terms_a = _batch_terms(raw_a, level, keep)
+    terms_b = _batch_terms(raw_b, level, keep)
     rows_a = result_a.rows if level == COMBATANT else result_a.level_rows(level)
     rows_b = result_b.rows if level == COMBATANT else result_b.level_rows(level)
     se_a = {(r[0], r[1]): r[3] for r in rows_a}
@@ -284,7 +356,7 @@ def paired_table(
         rows.append(
             (*key, mean_a, mean_b, mean_b - mean_a, se, math.nan, math.nan, unpaired, narrower)
         )
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return pd.DataFrame(rows, columns=[level, *COLUMNS[1:]])
 
 
 def _linearised(num: np.ndarray, den: np.ndarray) -> tuple[float, np.ndarray]:

@@ -207,7 +207,7 @@ class Result:
 
     # ------------------------------------------------------------------ documents
     def summary(self) -> dict[str, Any]:
-        """The summary.json document: the keys of DESIGN.md, plus groups and sides."""
+        """The summary.json document: the keys README.md documents, groups and sides included."""
         from simkit import __version__
 
         combatants: dict[str, Any] = {}
@@ -280,15 +280,20 @@ class Result:
         }
 
     def write(self, out_dir: str | Path) -> list[Path]:
-        """Write summary.json and metrics.csv into ``out_dir`` atomically."""
-        out = Path(out_dir)
-        return output_files.write_files({out / k: v for k, v in self.files().items()})
+        """Write summary.json and metrics.csv into the result directory ``out_dir`` (the
+        directory changes as a whole: see simkit.output.files)."""
+        return output_files.OutputDir(out_dir, "out_dir").write(self.files())
 
     def format_table(self, **options: Any) -> str:
         """The table ``simkit run`` prints."""
         from simkit.output.tables import result_table
 
         return result_table(self, **options)
+
+    def _repr_html_(self) -> str:
+        from simkit.output.html import result_html
+
+        return result_html(self)
 
     def plot(self, metric: str = "first_action", by: str = COMBATANT) -> Figure:
         """One metric per combatant, group or side with its 95% interval (a Figure)."""

@@ -32,7 +32,7 @@ def run(
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
     scheduler: Any = None,
-    pairs: tuple[tuple[int, int], ...] = (),
+    pairs: Any = (),
 ) -> Result:
     """Simulate a scenario and estimate every metric with its 95% interval (see simkit.run)."""
     scenario = as_scenario(scenario_or_path)

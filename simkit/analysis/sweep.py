@@ -35,7 +35,6 @@ from simkit.analysis.run import as_scenario, check_rounds, run
 from simkit.deferred import pandas as pd
 from simkit.engine import RngLike, seed_sequence, seed_value
 from simkit.engine.distributed import connect
-from simkit.output.format import format_estimate
 from simkit.scenario import (
     Axis,
     Scenario,
@@ -44,7 +43,8 @@ from simkit.scenario import (
     parse_vary,
     sweep_table,
 )
-from simkit.scenario.specs import VarySpec, cell
+from simkit.scenario.specs import VarySpec
+from simkit.scenario.specs import cell as cell_text
 
 MAX_POINTS = 10_000
 # Metrics drawn by ``SweepResult.write`` and printed by ``format_table``.
@@ -111,55 +111,114 @@ class SweepResult:
         out.columns.name = None
         return out
 
-    def format_table(self, metrics: Sequence[str] = PLOT_METRICS) -> str:
-        """A compact table: one row per (point, combatant), ``mean ±h`` of ``metrics``."""
-        present = [m for m in metrics if (self.table.metric == m).any()]
-        header = [*self.fields, "combatant", *present]
-        rows: list[list[str]] = []
-        for point, res in zip(self.points, self.results, strict=True):
-            for name in res.scenario.names:
-                cells = [cell(v) for v in point.values()] + [name]
-                for m in present:
-                    e = res.estimate(name, m)
-                    cells.append(format_estimate(m, e.mean, e.se))
-                rows.append(cells)
-        widths = [max(len(x) for x in col) for col in zip(header, *rows, strict=True)]
-        lines = [
-            "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip(),
-            "  ".join("-" * w for w in widths),
-        ]
-        lines += [
-            "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
-        ]
+    def level_table(self, level: str) -> pd.DataFrame:
+        """Like ``table``, per ``"combatant"``, ``"group"`` or ``"side"``."""
+        if level == "combatant":
+            return self.table
+        frames = []
+        for values, res in zip(
+            itertools.product(*(a.values for a in self.axes)), self.results, strict=True
+        ):
+            t = res.by(level)
+            for axis, value in reversed(list(zip(self.axes, values, strict=True))):
+                t.insert(0, axis.column, [value] * len(t))
+            frames.append(t)
+        return pd.concat(frames, ignore_index=True)
+
+    def actual_values(self, point: int) -> str:
+        """What an offset means at grid point ``point``: the values it gave, in words."""
+        scenario = self.results[point].scenario
+        parts = []
+        for axis in self.axes:
+            if not axis.relative:
+                continue
+            if axis.target == "*":
+                chosen = list(scenario.combatants)
+            else:
+                chosen = [c for c in scenario.combatants if axis.target in (c.name, c.group)]
+            values = sorted({c.params[axis.field] for c in chosen}, key=str)
+            parts.append(f"{axis.field} {'/'.join(str(v) for v in values)}")
+        return ", ".join(parts)
+
+    def format_table(
+        self,
+        metrics: Sequence[str] | None = None,
+        *,
+        by: str = "combatant",
+        width: int = 100,
+    ) -> str:
+        """One row per (grid point, combatant / group / side); ``metrics`` (default
+        first_action, actions, attacked_before_acting) as ``mean ± h``."""
+        from simkit.output.tables import cell, fit, grid, header_of
+
+        chosen = list(metrics) if metrics else list(PLOT_METRICS)
+        present = [m for m in chosen if (self.level_table(by).metric == m).any()]
+        missing = [m for m in chosen if m not in present]
+        if metrics and missing:
+            raise KeyError(f"no metric {missing[0]!r} in this sweep")
+        relative = any(a.relative for a in self.axes)
+        keys = [*self.fields, *(["values"] if relative else []), by]
+        key_rows: list[list[str]] = []
+        body: list[list[str]] = []
+        for k, (point, res) in enumerate(zip(self.points, self.results, strict=True)):
+            rows = {(r[0], r[1]): r for r in res.level_rows(by)}
+            names = res.scenario.names if by == "combatant" else res.layout.level_names(by)
+            for name in names:
+                key_rows.append(
+                    [cell_text(v) for v in point.values()]
+                    + ([self.actual_values(k)] if relative else [])
+                    + [name]
+                )
+                body.append(
+                    [
+                        cell(m, rows[(name, m)][2], rows[(name, m)][3]) if (name, m) in rows else ""
+                        for m in present
+                    ]
+                )
+        lines = grid(keys, key_rows, [header_of(m) for m in present], body, width)
         lines.append(
             f"{len(self.results)} points x {self.rounds:,} rounds, seed {self.seed} "
             f"(the same dice at every point), {self.elapsed_s:.2f} s; ± is the 95% interval "
             "half-width"
         )
-        return "\n".join(lines)
+        return "\n".join(fit(lines, width))
 
-    def write(self, out_dir: str | Path) -> list[Path]:
-        """Write ``sweep.csv`` and the plots into ``out_dir`` (atomically).
+    def _repr_html_(self) -> str:
+        from simkit.output.html import sweep_html
+
+        return sweep_html(self)
+
+    def plot(self, metric: str = "first_action", by: str = "combatant") -> Any:
+        """``metric`` against the varied field (one field: a line per combatant, group or
+        side with its 95% band; two: a heatmap), as a matplotlib Figure."""
+        from simkit.output.plots import sweep_figure
+
+        return sweep_figure(self, metric, by=by)
+
+    def files(self) -> dict[str, bytes]:
+        """``sweep.csv`` and the plots, by file name.
 
         One varied field: ``sweep_<metric>.png``, a line per combatant with its 95%
         band.  Two: ``sweep_<metric>.png``, a heatmap of the mean per combatant.  Plots
         are drawn for ``first_action``, ``actions`` and ``attacked_before_acting``;
         with three or more varied fields only ``sweep.csv`` is written.
         """
-        from simkit.output.files import write_files
         from simkit.output.plots import figure_png, sweep_figure
 
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        files: dict[Path, bytes] = {
-            out / "sweep.csv": self.table.to_csv(index=False, float_format="%.10g").encode()
+        files: dict[str, bytes] = {
+            "sweep.csv": self.table.to_csv(index=False, float_format="%.10g").encode()
         }
         if len(self.axes) <= 2:
             for m in PLOT_METRICS:
                 if (self.table.metric == m).any():
-                    files[out / f"sweep_{m}.png"] = figure_png(sweep_figure(self, m))
-        write_files(files)
-        return list(files)
+                    files[f"sweep_{m}.png"] = figure_png(sweep_figure(self, m))
+        return files
+
+    def write(self, out_dir: str | Path) -> list[Path]:
+        """Write :meth:`files` into the result directory ``out_dir`` as a whole."""
+        from simkit.output.files import OutputDir
+
+        return OutputDir(out_dir, "out_dir").write(self.files())
 
 
 def sweep(
@@ -171,6 +230,7 @@ def sweep(
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
     scheduler: Any = None,
+    pairs: Any = (),
 ) -> SweepResult:
     """Run a scenario at every point of a grid of field values, with common random numbers.
 
@@ -192,6 +252,9 @@ def sweep(
         As for :func:`simkit.run`; ``progress`` counts the rounds of every point.  A
         ``scheduler`` (Dask Client, address or ``"local"``) is connected to once for
         the whole sweep.
+    pairs :
+        Extra cross sums to keep at every point (a function of the point's layout), for
+        the intervals of ratios of two metrics (``simkit.tune``).
 
     Raises
     ------
@@ -218,7 +281,15 @@ def sweep(
     start = time.perf_counter()
     with connect(scheduler, workers) as client:  # None without a scheduler
         results = tuple(
-            run(s, rounds=rounds, rng=seq, workers=workers, progress=progress, scheduler=client)
+            run(
+                s,
+                rounds=rounds,
+                rng=seq,
+                workers=workers,
+                progress=progress,
+                scheduler=client,
+                pairs=pairs,
+            )
             for s in scenarios
         )
     frames = []

@@ -122,9 +122,15 @@ class Job:
         return sums
 
 
-def prepare(scenario: Scenario, pairs: tuple[tuple[int, int], ...] = ()) -> Job:
-    """Compile ``scenario`` for its system."""
+Pairs = tuple[tuple[int, int], ...] | Callable[[Layout], tuple[tuple[int, int], ...]]
+
+
+def prepare(scenario: Scenario, pairs: Pairs = ()) -> Job:
+    """Compile ``scenario`` for its system.  ``pairs``: extra (slot, slot) cross sums to
+    keep (or a function of the layout giving them), for ratios such as tune targets."""
     system = system_of(scenario)
+    if callable(pairs):
+        pairs = pairs(layout_for(scenario))
     layout = layout_for(scenario, pairs)
     return Job(system, system.compile(scenario, layout), layout)
 
@@ -137,7 +143,7 @@ def simulate(
     progress: Callable[[int], None] | None = None,
     batch_rounds: int | None = None,
     scheduler: Any = None,
-    pairs: tuple[tuple[int, int], ...] = (),
+    pairs: Pairs = (),
 ) -> RawRun:
     """Play ``rounds`` rounds of ``scenario`` and return the merged running sums.
 

@@ -23,9 +23,11 @@ on this machine, started and stopped with the run).  Dask is an optional depende
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -38,6 +40,7 @@ from simkit.systems.stream import chunk_state
 LOCAL = "local"
 INSTALL = "pip install 'simkit[dask]'"
 LIMIT_REFRESH_S = 1.0  # how often the number of worker threads is asked again
+CONNECT_TIMEOUT_S = 10.0
 
 
 class SchedulerError(Exception):
@@ -59,13 +62,40 @@ def import_distributed() -> ModuleType:
     return distributed
 
 
+@dataclass(frozen=True)
+class Scheduler:
+    """A scheduler address (or ``"local"``) with the time to wait for it."""
+
+    address: str
+    timeout: float = CONNECT_TIMEOUT_S
+
+
+@contextlib.contextmanager
+def _quiet_interrupts() -> Iterator[None]:
+    """Start processes with SIGINT ignored, so that Ctrl-C reaches this process only
+    (the local cluster's workers would otherwise print tracebacks of their own)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 @contextlib.contextmanager
 def connect(scheduler: Any, workers: int | None = None) -> Iterator[Any]:
     """A ``dask.distributed.Client`` for ``scheduler`` (``None`` gives ``None``).
 
-    A Client is used as it is and left open; an address is connected to and the
-    connection closed at the end; ``"local"`` starts a LocalCluster of ``workers``
-    (default: all cores) one-thread worker processes and stops it at the end.
+    A Client is used as it is and left open; an address (a string or a
+    :class:`Scheduler`) is connected to, waiting at most its timeout (10 s by default),
+    and the connection closed at the end; ``"local"`` starts a LocalCluster of
+    ``workers`` (default: all cores) one-thread worker processes, quietly, and stops it
+    at the end.
     """
     if scheduler is None:
         yield None
@@ -74,27 +104,37 @@ def connect(scheduler: Any, workers: int | None = None) -> Iterator[Any]:
     if isinstance(scheduler, distributed.Client):
         yield scheduler
         return
+    timeout = CONNECT_TIMEOUT_S
+    if isinstance(scheduler, Scheduler):
+        scheduler, timeout = scheduler.address, scheduler.timeout
     if not isinstance(scheduler, str) or not scheduler.strip():
         raise SchedulerError(
             f"scheduler must be a dask.distributed.Client, an address such as "
             f"tcp://HOST:8786 or 'local', got {scheduler!r}"
         )
     address = scheduler.strip()
+    for name in ("distributed", "distributed.nanny", "distributed.worker", "tornado"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     with contextlib.ExitStack() as stack:
         if address == LOCAL:
-            cluster = stack.enter_context(
-                distributed.LocalCluster(
-                    n_workers=workers or default_workers(),
-                    threads_per_worker=1,
-                    processes=True,
-                    dashboard_address=":0",
+            with _quiet_interrupts():
+                cluster = stack.enter_context(
+                    distributed.LocalCluster(
+                        n_workers=workers or default_workers(),
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address=":0",
+                        silence_logs=logging.CRITICAL,
+                    )
                 )
-            )
             address = cluster.scheduler_address
         try:
-            client = distributed.Client(address, set_as_default=False)
+            client = distributed.Client(address, set_as_default=False, timeout=timeout)
         except (OSError, TimeoutError, ValueError, TypeError) as exc:
-            raise SchedulerError(f"cannot connect to scheduler {scheduler!r}: {exc}") from None
+            why = str(exc) or type(exc).__name__
+            raise SchedulerError(
+                f"cannot connect to scheduler {scheduler!r} within {timeout:g} s: {why}"
+            ) from None
         stack.enter_context(client)
         yield client
 

@@ -1,8 +1,8 @@
 """Numbers as text, the same way everywhere (tables, reports, findings).
 
 An estimate is shown with as many decimals as its 95% interval supports: the
-half-width with one significant digit (two when it starts with a 1), the mean to the
-same decimal place.  Probabilities are shown in %.  CSV and JSON files keep full
+half-width with one significant digit, the mean to the same decimal place
+(2.383 ± 0.002, not 2.3825 ± 0.0015).  Probabilities are shown in %.  CSV and JSON files keep full
 precision; only text is rounded.
 """
 
@@ -20,12 +20,12 @@ def half_width(se: float) -> float:
 
 
 def decimals(half: float) -> int:
-    """Decimals that show a half-width with one or two significant digits."""
+    """Decimals that show a half-width with one significant digit (0.0015 -> 0.002)."""
     if not (half > 0 and math.isfinite(half)):
         return 2
     d = -math.floor(math.log10(half))
-    if round(half * 10**d) < 2:  # a leading 1: keep a second digit
-        d += 1
+    if round(half * 10**d) >= 10:  # 0.0096 rounds to 0.01: one digit at the place before
+        d -= 1
     return max(0, min(d, 6))
 
 

@@ -69,16 +69,34 @@ class ProgressBar:
         )
         width = max(10, min(30, columns - longest - 2))  # fixed: the bar does not jump
         filled = int(width * frac)
-        line = f"\r[{'#' * filled}{'.' * (width - filled)}]{text}"[: columns + 1]
-        self.stream.write(line)
-        self.stream.flush()
+        line = f"[{'#' * filled}{'.' * (width - filled)}]{text}"[:columns]
+        self._write(line)
+
+    def _write(self, line: str) -> None:
+        """Redraw the line: back to its start, the text, then clear what is left of any
+        longer earlier text (no stray characters)."""
+        try:
+            self.stream.write("\r" + line + "\033[K")
+            self.stream.flush()
+        except (OSError, ValueError):
+            self.enabled = False
+            return
         self._drawn = True
+
+    def stage(self, text: str) -> None:
+        """Say what happens after the simulation (``rendering the report ...``)."""
+        if self.enabled and self._drawn:
+            columns = shutil.get_terminal_size((80, 24)).columns - 1
+            self._write(f"{text} ..."[:columns])
 
     def close(self) -> None:
         """Erase the bar so that what follows starts on a clean line."""
         if self._drawn:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
+            try:
+                self.stream.write("\r\033[K")
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass
             self._drawn = False
 
     def __enter__(self) -> ProgressBar:

@@ -1,78 +1,276 @@
-"""Text tables of results, for the terminal."""
+"""Text tables of results for the terminal and for piping.
+
+Tables fit a given width (100 columns by default): a wide table is cut into blocks of
+columns, each block repeating the name column, never wrapping mid-number.  Numbers are
+rounded to what their 95% interval supports (``format.format_estimate``); the unit goes
+in the column header.  ``csv``, ``md`` and ``json`` give the same rows for other tools
+(CSV keeps full precision).
+"""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
 from typing import Any
 
-from simkit.output.format import format_estimate
+from simkit.metrics import UnknownMetric, metric
+from simkit.output.format import (
+    csv_number,
+    format_difference,
+    format_estimate,
+    format_mean,
+    format_ratio,
+    is_percent,
+)
+
+WIDTH = 100
+FORMATS = ("table", "csv", "md", "json")
+GAP = "  "
+
+Row = tuple[str, str, float, float, float, float]
 
 
-def _grid(header: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
-    lines = [
-        "  ".join(str(h).ljust(w) for h, w in zip(header, widths, strict=True)).rstrip(),
-        "  ".join("-" * w for w in widths),
-    ]
-    for cells in rows:
-        lines.append(
-            "  ".join(str(x).ljust(w) for x, w in zip(cells, widths, strict=True)).rstrip()
-        )
-    return lines
+def header_of(name: str) -> str:
+    """A column header in words, with its unit: ``First action %``."""
+    try:
+        m = metric(name)
+    except UnknownMetric:
+        return name
+    base, _, member = name.partition(".")
+    label = m.label.replace(" k", f" {member}") if member and m.family == "k" else m.label
+    if member and m.family == "combatant":
+        label = f"{m.label} {member}"
+    return f"{label} %" if m.is_probability else label
 
 
-def result_table(result: Any) -> str:
-    """A readable per-combatant table (mean ± 95% half-width)."""
+def cell(name: str, mean: float, se: float) -> str:
+    """A number without its unit (the header has it): ``41.2 ± 0.1``."""
+    return format_estimate(name, mean, se, unit=False)
+
+
+def _widths(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[int]:
+    return [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+
+
+def _lines(
+    header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]
+) -> list[str]:
+    widths = _widths(header, rows)
+
+    def fmt(cells: Sequence[str]) -> str:
+        out = [
+            str(c).rjust(w) if r else str(c).ljust(w)
+            for c, w, r in zip(cells, widths, right, strict=True)
+        ]
+        return GAP.join(out).rstrip()
+
+    return [fmt(header), GAP.join("-" * w for w in widths).rstrip(), *(fmt(r) for r in rows)]
+
+
+def grid(
+    keys: Sequence[str],
+    key_rows: Sequence[Sequence[str]],
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    width: int = WIDTH,
+) -> list[str]:
+    """Rows of ``keys`` columns (left-aligned) and value columns (right-aligned), cut
+    into blocks of columns that each fit ``width``."""
+    key_w = _widths(keys, key_rows) if key_rows else [len(k) for k in keys]
+    used = sum(key_w) + len(GAP) * len(keys)
+    val_w = _widths(header, rows) if rows else [len(h) for h in header]
+    blocks: list[list[int]] = [[]]
+    room = used
+    for j, w in enumerate(val_w):
+        if blocks[-1] and room + w > width:
+            blocks.append([])
+            room = used
+        blocks[-1].append(j)
+        room += w + len(GAP)
+    out: list[str] = []
+    for b, cols in enumerate(blocks):
+        if b:
+            out.append("")
+        h = [*keys, *(header[j] for j in cols)]
+        body = [[*kr, *(r[j] for j in cols)] for kr, r in zip(key_rows, rows, strict=True)]
+        out += _lines(h, body, [False] * len(keys) + [True] * len(cols))
+    return out
+
+
+def pick_metrics(available: Sequence[str], wanted: Sequence[str] | None) -> list[str]:
+    """``wanted`` checked against ``available`` (KeyError naming the unknown ones)."""
+    if not wanted:
+        return list(available)
+    unknown = [m for m in wanted if m not in available]
+    if unknown:
+        raise KeyError(f"no metric {unknown[0]!r} here; available: {', '.join(available)}")
+    return list(wanted)
+
+
+def level_table(
+    rows: Sequence[Row],
+    level: str,
+    names: Sequence[str],
+    sides: dict[str, str] | None = None,
+    metrics: Sequence[str] | None = None,
+    width: int = WIDTH,
+) -> list[str]:
+    """One row per combatant, group or side; one column per metric."""
     per: dict[str, dict[str, tuple[float, float]]] = {}
-    for who, metric, mean, se, _, _ in result.rows:
-        if who and "." not in metric:
-            per.setdefault(who, {})[metric] = (mean, se)
-    metrics = list(dict.fromkeys(m for cells in per.values() for m in cells))
-    header = ["combatant", "side", *metrics]
-    rows = []
-    for c in result.scenario.combatants:
-        cells = [c.name, c.side]
-        for m in metrics:
-            cells.append(format_estimate(m, *per[c.name][m]))
-        rows.append(cells)
-    text = _grid(header, rows)
-    for who, metric, mean, se, _, _ in result.rows:
+    for who, m, mean, se, _, _ in rows:
+        per.setdefault(who, {})[m] = (mean, se)
+    available = list(dict.fromkeys(m for cells in per.values() for m in cells))
+    chosen = pick_metrics(available, metrics)
+    keys = [level] + (["side"] if sides else [])
+    key_rows = [[n] + ([sides[n]] if sides else []) for n in names if n in per]
+    body = [[cell(m, *per[n][m]) if m in per[n] else "" for m in chosen] for n in names if n in per]
+    return grid(keys, key_rows, [header_of(m) for m in chosen], body, width)
+
+
+def result_table(
+    result: Any,
+    *,
+    by: str = "combatant",
+    metrics: Sequence[str] | None = None,
+    width: int = WIDTH,
+) -> str:
+    """The table ``simkit run`` prints: the metrics per combatant, group or side, the
+    scenario metrics and a last line on the run."""
+    rows = result.level_rows(by)
+    if by == "combatant":
+        names = list(result.scenario.names)
+        sides = {c.name: c.side for c in result.scenario.combatants}
+    else:
+        names = result.layout.level_names(by)
+        sides = None
+    text = level_table(rows, by, names, sides, metrics, width)
+    text.append("")
+    for who, m, mean, se, _, _ in result.rows:
         if not who:
-            text.append(f"{metric}: {format_estimate(metric, mean, se)}")
+            text.append(f"{metric(m).label}: {format_estimate(m, mean, se)}")
     workers = result.workers
     text.append(
         f"{result.rounds:,} rounds, seed {result.seed}, {result.elapsed_s:.2f} s "
         f"({result.rounds_per_s:,.0f} rounds/s, {workers} worker{'s' if workers != 1 else ''}); "
         "± is the 95% interval half-width"
     )
-    return "\n".join(text)
+    return "\n".join(fit(text, width))
 
 
-def comparison_table(comparison: Any, all_metrics: bool = False) -> str:
-    """A comparison's differences as text (see Comparison.format_table)."""
-    from simkit.output.format import format_difference, format_mean, format_ratio
+def fit(lines: list[str], width: int = WIDTH) -> list[str]:
+    """Wrap prose lines (never table rows, which fit already) at ``width``."""
+    import textwrap
 
-    t = comparison.table
-    if not all_metrics:
-        t = t[~t.metric.str.contains(".", regex=False)]
-    header = ["combatant", "metric", "A", "B", "B - A", "narrower"]
-    rows = []
-    for r in t.itertuples(index=False):
+    out = []
+    for line in lines:
+        if len(line) <= width or line.startswith(("-", " ")) or "  " in line:
+            out.append(line)
+        else:
+            out += textwrap.wrap(line, width, subsequent_indent="  ", break_on_hyphens=False)
+    return out
+
+
+def tidy_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Rows as CSV; floats at full precision (10 significant digits), NaN empty."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for r in rows:
+        writer.writerow([csv_number(x) if isinstance(x, float) else x for x in r])
+    return buf.getvalue()
+
+
+def markdown(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    def esc(x: Any) -> str:
+        return str(x).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(esc(c) for c in columns) + " |"]
+    lines.append("|" + "|".join("---" for _ in columns) + "|")
+    lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def level_rows_as(fmt: str, rows: Sequence[Row], level: str, metrics: Sequence[str] | None) -> str:
+    """Tidy rows (``level, metric, mean, se, ci_low, ci_high``) as csv, md or json."""
+    chosen = set(metrics) if metrics else None
+    rows = [r for r in rows if chosen is None or r[1] in chosen]
+    columns = [level, "metric", "mean", "se", "ci_low", "ci_high"]
+    if fmt == "csv":
+        return tidy_csv(columns, rows)
+    if fmt == "json":
+        return (
+            json.dumps(
+                [
+                    dict(
+                        zip(
+                            columns,
+                            [*r[:2], *(None if math.isnan(x) else x for x in r[2:])],
+                            strict=True,
+                        )
+                    )
+                    for r in rows
+                ],
+                indent=1,
+            )
+            + "\n"
+        )
+    if fmt == "md":
+        return markdown(
+            [level, "metric", "estimate (95% interval)"],
+            [(r[0] or "(scenario)", r[1], format_estimate(r[1], r[2], r[3])) for r in rows],
+        )
+    raise ValueError(f"unknown format {fmt!r}; allowed: {', '.join(FORMATS)}")
+
+
+def comparison_table(
+    comparison: Any,
+    all_metrics: bool = False,
+    *,
+    metrics: Sequence[str] | None = None,
+    width: int = WIDTH,
+    by: str = "combatant",
+) -> str:
+    """A comparison as text: by default only the rows whose paired 95% interval excludes
+    0 (``all_metrics``: every row), then how much narrower pairing made the intervals."""
+    t = comparison.level_table(by) if by != "combatant" else comparison.table
+    t = t[~t.metric.str.contains(".", regex=False)] if not all_metrics else t
+    if metrics:
+        t = t[t.metric.isin(list(metrics))]
+    shown = t if all_metrics else t[(t.ci_low > 0) | (t.ci_high < 0)]
+    who = t.columns[0]
+    key_rows, body = [], []
+    for r in shown.itertuples(index=False):
         half = comparison.t_paired * r.se_paired
-        rows.append(
+        name = getattr(r, who) or "(scenario)"
+        key_rows.append([name, header_of(r.metric)])
+        body.append(
             [
-                r.combatant or "(scenario)",
-                r.metric,
                 format_mean(r.metric, r.mean_a, r.se_unpaired),
                 format_mean(r.metric, r.mean_b, r.se_unpaired),
                 format_difference(r.metric, r.difference, half),
                 format_ratio(r.narrower),
             ]
         )
-    lines = [f"A: {comparison.label_a}", f"B: {comparison.label_b}", *_grid(header, rows)]
+    lines = [f"A: {comparison.label_a}", f"B: {comparison.label_b}"]
+    if body:
+        lines += grid([who, "metric"], key_rows, ["A", "B", "B − A", "narrower"], body, width)
+    else:
+        lines.append("No metric differs significantly (every paired 95% interval covers 0).")
+    hidden = len(t) - len(shown)
+    if hidden and not all_metrics:
+        lines.append(f"{hidden} rows with no significant difference not shown (--all shows them).")
     lines.append(
         f"{comparison.rounds:,} rounds each, seed {comparison.seed}, {comparison.batches} batches "
-        f"of up to {comparison.batch_rounds:,} rounds; ± is the paired 95% half-width (t, "
-        f"{comparison.batches - 1} d.f.); probabilities in %, differences in percentage points"
+        f"of up to {comparison.batch_rounds:,} rounds; ± is the paired 95% half-width "
+        f"(t, {comparison.batches - 1} d.f.); probabilities in %, differences in percentage "
+        "points (pp)"
     )
     lines.append(comparison.narrowing_line())
-    return "\n".join(lines)
+    return "\n".join(fit(lines, width))
+
+
+def percent_or_plain(name: str) -> bool:
+    return is_percent(name)

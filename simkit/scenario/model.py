@@ -143,7 +143,7 @@ class Scenario:
         return tuple(j for j, c in enumerate(self.combatants) if c.side != side)
 
     def targets(self, i: int) -> tuple[int, ...]:
-        """Indices ``i`` may attack under its ``target`` policy (RULES.md, targets)."""
+        """Indices ``i`` may attack under its ``target`` policy (docs/rules.md, targets)."""
         target = self.combatants[i]["target"]
         opp = self.opponents(i)
         if target == "random":

@@ -34,6 +34,8 @@ from simkit.systems.base import (
 
 TOP_LEVEL = ("scenario", "rules", "combatant", "sweep")
 MAX_FILE_BYTES = 1 << 20  # a scenario file is at most 1 MiB
+MAX_LINE = 4096  # characters in a line (a TOML parser's time grows with the square of a
+# dotted key's length: a 40 KB key took 9 s)
 MAX_ROUNDS = 10**12
 MAX_SEED = 2**63 - 1
 SHOWN_CHARS = 40  # a value longer than this is shortened in messages
@@ -138,6 +140,11 @@ def read_scenario_text(path: str | Path) -> str:
 
 
 def parse_toml(text: str, source: str) -> dict[str, Any]:
+    for number, line in enumerate(text.splitlines(), 1):
+        if len(line) > MAX_LINE:
+            raise ScenarioError(
+                f"{source}: line {number} has {len(line):,} characters; at most {MAX_LINE:,}"
+            )
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -94,7 +94,7 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
-# The common model of RULES.md: fields every system has.
+# The common model of the rules (docs/rules.md): fields every system has.
 COMMON_FIELDS: dict[str, Field] = {
     "name": Field(str, meaning="unique after count expansion"),
     "side": Field(str, meaning="combatants of every other side are its opponents"),
@@ -262,17 +262,22 @@ class System(Protocol):
         dice: Mapping[int, Sequence[int]] | None = None,
     ) -> Trace: ...
 
-    def dice_spec(self, params: Mapping[str, Any]) -> tuple[int, int]:
-        """(number of dice, sides) a combatant rolls (for ``trace --dice``); (0, 0) if
-        its dice are not its own (a side's group roll)."""
+    def rollers(self, scenario: Any) -> list[tuple[str, int, int]]:
+        """Who rolls initiative dice in a round, in draw order: (name, dice, sides) each.
+        ``trace(dice={index: faces})`` fixes the faces of roller ``index``."""
         ...
 
-    def event_text(self, event: np.ndarray, names: Sequence[str]) -> str:
+    def event_tuple(self, event: np.ndarray, scenario: Any) -> tuple[Any, ...]:
+        """One event of ``scenario``'s trace as the tuple the twin logs: ``(kind, rule ID,
+        ...)``, combatants and sides by name."""
+        ...
+
+    def event_text(self, event: np.ndarray, scenario: Any) -> str:
         """One event as a line of text, citing its rule ID."""
         ...
 
-    def event_json(self, event: np.ndarray, names: Sequence[str]) -> dict[str, Any]:
-        """One event as a JSON object."""
+    def event_json(self, event: np.ndarray, scenario: Any) -> dict[str, Any]:
+        """One event as a JSON object (``{"round": r, "event": kind, "rule": id, ...}``)."""
         ...
 
     def bench_scenario(self) -> dict[str, Any]:
@@ -325,13 +330,16 @@ class SystemBase:
     def cost(self, scenario: Any) -> float:
         return max(1.0, len(scenario.combatants) / 4)
 
-    def dice_spec(self, params: Mapping[str, Any]) -> tuple[int, int]:
-        return (0, 0)
+    def rollers(self, scenario: Any) -> list[tuple[str, int, int]]:
+        return []
 
-    def event_text(self, event: np.ndarray, names: Sequence[str]) -> str:
-        return " ".join(str(int(x)) for x in event)
+    def event_tuple(self, event: np.ndarray, scenario: Any) -> tuple[Any, ...]:
+        return tuple(int(x) for x in event[1:])
 
-    def event_json(self, event: np.ndarray, names: Sequence[str]) -> dict[str, Any]:
+    def event_text(self, event: np.ndarray, scenario: Any) -> str:
+        return " ".join(str(x) for x in self.event_tuple(event, scenario))
+
+    def event_json(self, event: np.ndarray, scenario: Any) -> dict[str, Any]:
         return {k: int(v) for k, v in zip(EVENT_COLUMNS, event, strict=True)}
 
     def __repr__(self) -> str:

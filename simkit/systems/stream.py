@@ -51,6 +51,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from simkit.systems.support import JIT
+
+# Helpers only jitted code calls: no Python wrapper is compiled for them.
+INNER = {**JIT, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+
 STATE_WORDS = 12  # the working array (see the module docstring)
 CANONICAL_WORDS = 6
 
@@ -59,12 +64,7 @@ _BYTE_LIMIT = np.array([0] + [256 - 256 % n for n in range(1, 257)], dtype=np.in
 _RECIPROCAL = np.array([0] + [-(-(2**32) // n) for n in range(1, 257)], dtype=np.int64)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _rotl(x, k):
-    return (x << np.uint64(k)) | (x >> np.uint64(64 - k))
-
-
-@njit(cache=True, nogil=True, inline="always")
+@njit(**JIT, forceinline=True)
 def next_u64(st):
     if st[6] != 0:  # pending (round_start): the words come first
         untouched = st[5] == np.uint64(8)
@@ -77,7 +77,7 @@ def next_u64(st):
     return _xoshiro(st)
 
 
-@njit(cache=True, nogil=True)
+@njit(**INNER)
 def _materialise(st):
     """Compute a pending round's xoshiro words and advance them past its first output."""
     step = st[7]
@@ -87,20 +87,21 @@ def _materialise(st):
     st[6] = np.uint64(0)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INNER, forceinline=True)
 def _xoshiro(st):
     s0 = st[0]
     s1 = st[1]
     s2 = st[2]
     s3 = st[3]
-    result = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)
+    x = s1 * np.uint64(5)
+    result = ((x << np.uint64(7)) | (x >> np.uint64(57))) * np.uint64(9)  # rotl(s1 * 5, 7) * 9
     t = s1 << np.uint64(17)
     s2 ^= s0
     s3 ^= s1
     s1 ^= s2
     s0 ^= s3
     s2 ^= t
-    s3 = _rotl(s3, 45)
+    s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))  # rotl(s3, 45)
     st[0] = s0
     st[1] = s1
     st[2] = s2
@@ -108,7 +109,7 @@ def _xoshiro(st):
     return result
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INNER, forceinline=True)
 def next_byte(st):
     if st[5] == 0:
         st[4] = next_u64(st)
@@ -119,7 +120,7 @@ def next_byte(st):
     return np.int64(b)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**JIT, forceinline=True)
 def roll(st, sides):
     limit = 256 - 256 % sides
     while True:
@@ -128,7 +129,7 @@ def roll(st, sides):
             return b % sides + 1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**JIT, forceinline=True)
 def below(st, n):
     if n <= 1:
         return 0
@@ -148,7 +149,7 @@ def below(st, n):
             return np.int64(x % un)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**JIT, forceinline=True)
 def chance(st, threshold):
     x = next_u64(st) >> np.uint64(11)
     return np.int64(x) < threshold
@@ -175,14 +176,14 @@ def chunk_state(seed_seq: np.random.SeedSequence, chunk: int) -> np.ndarray:
 _GOLDEN = 0x9E3779B97F4A7C15
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INNER, forceinline=True)
 def _mix(z):
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**JIT)
 def round_start(st, key, r):
     """Set ``st`` to the start of round ``r``'s stream under chunk key ``key``."""
     step = np.uint64(r + 1) * np.uint64(_GOLDEN)
@@ -193,13 +194,13 @@ def round_start(st, key, r):
     st[6] = np.uint64(0)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**JIT, forceinline=True)
 def round_start_lazy(st, key, r):
     """``round_start``, pending: word 1 and the first output only (see the module
     docstring); for kernels whose rounds mostly draw eight bytes or fewer."""
     step = np.uint64(r + 1) * np.uint64(_GOLDEN)
-    s1 = _mix(key[1] + step)
-    st[4] = _rotl(s1 * np.uint64(5), 7) * np.uint64(9)  # xoshiro256**'s output of s1
+    x = _mix(key[1] + step) * np.uint64(5)
+    st[4] = ((x << np.uint64(7)) | (x >> np.uint64(57))) * np.uint64(9)  # output of s1
     st[5] = np.uint64(8)
     st[6] = np.uint64(1)
     st[7] = step
@@ -207,7 +208,7 @@ def round_start_lazy(st, key, r):
         st[8 + j] = key[j]
 
 
-@njit(cache=True, nogil=True)
+@njit(**JIT)
 def canonical_state(st):
     """The six-word state of the working array ``st`` (as if nothing were pending)."""
     out = np.zeros(CANONICAL_WORDS, np.uint64)

@@ -1,9 +1,10 @@
 """How tests/data/rev1_baseline.json was made (kept for the record; not run by the tests).
 
-Run at commit 46d63bd, the last commit that implemented RULES.md revision 1 only:
-every scenario of scenarios/ and tests/data/rev1/ played for ROUNDS rounds (two chunks
-of the engine, so the chunk boundary is crossed) with its own seed, one worker, and
-every estimate (mean and standard error) stored exactly as repr() of the float.
+Run at commit 46d63bd, the last commit that implemented revision 1 of the rules
+(docs/rules.md) only: every scenario of scenarios/ and tests/data/rev1/ played for
+ROUNDS rounds (two chunks of the engine, so the chunk boundary is crossed) with its own
+seed, one worker, and every estimate (mean and standard error) stored exactly as
+repr() of the float.
 tests/test_rev1_baseline.py plays the same files with revision 1's readings written
 out as variants and checks that the numbers are unchanged.
 """

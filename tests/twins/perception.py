@@ -1,4 +1,4 @@
-"""Plain-Python twin of one ``perception`` round under RULES.md revision 2 (rules P1-P4).
+"""Plain-Python twin of one ``perception`` round under rules revision 2 (docs/rules.md, P1-P4).
 
 A readable, deliberately slow restatement of the rules.  It keeps the acting order
 as a list of *slots* (each a list of the combatants acting in it) and works out every
@@ -6,14 +6,23 @@ metric from its definition.  It imports nothing from simkit; it reads a ``Scenar
 (``combatants`` with ``name``, ``side``, ``group`` and fields by ``c[field]``,
 ``sides``, ``rules``) and takes its randomness from a draw source with ``roll(sides)``,
 ``below(n)`` and ``chance(threshold)`` (``naive_rng.NaiveStream``, or an enumerating
-source).  ``play_rounds_keyed`` plays consecutive rounds the way the kernel does,
-each round from its own stream (``naive_rng.NaiveStream.for_round``).
+source).
+
+The contract every system's twin meets (tests/contract_support.py):
+``play_rounds_keyed(scenario, key_words, n_rounds, first=0, carry=0, dice=None)`` plays
+consecutive rounds the way the kernel does, each from its own stream
+(``naive_rng.NaiveStream.for_round``), and returns a ``RoundRecord`` per round (counts,
+stream state, carry, log); ``fold_log`` gives the counts from a log alone;
+``random_scenario`` makes a valid scenario (the one place that imports simkit).
+``dice`` maps a roller index (individual mode: a combatant, scenario order; group
+mode: a side, order of first appearance) to the faces it rolls: its d10 is drawn as
+usual, then replaced, so every other draw stays where it was.
 
 Rules: ``mode`` (``"individual"`` | ``"group"``), ``tie`` (``"random"`` |
 ``"simultaneous"``), ``group_stat`` (``"commander"`` | ``"highest"``), ``within_side``
 (``"random"`` | ``"listed"``), ``information`` (``"strict"``, default | ``"order"``,
-revision 1).  Cases RULES.md leaves open follow docs/rules-decisions.md (section
-``perception``) and docs/decisions-vtm-perception-rev2.md.
+revision 1).  Cases the rules leave open follow docs/rules-decisions.md (section
+``perception``).
 
 Draw order (binding; revision 2 adds no draw):
 1. P1: one d10 per combatant in scenario order; P2: one d10 per side, sides in order
@@ -41,10 +50,11 @@ event is a tuple ``(kind, rule, ...)``:
     individual mode: one per combatant, scenario order; total = die + perception.
 ``("roll", "P2", side, die, total)``
     group mode: one per side, order of first appearance; total = die + group stat.
-``("order", "P1" | "P2", slots)``
-    once, the final acting order after every tie-break: ``slots`` a tuple of slots,
-    fastest first, each a tuple of names (more than one name: a shared slot, P1
-    ``tie = "simultaneous"``; in group mode always one name per slot).
+``("slot", "P1" | "P2", name, slot)``
+    the final acting order after every tie-break: one event per combatant, in acting
+    order (slot-mates in scenario order); ``slot`` counts from 0 (fastest); combatants
+    sharing a slot (P1 ``tie = "simultaneous"``) have the same number, and the numbers
+    have no gaps.  In group mode every combatant has a slot of its own.
 ``("intent", "P3", learner, stater)``
     ``learner`` learns ``stater``'s first action, for every such pair, allies included
     in individual mode (the metrics count opponents only); learners in acting order,
@@ -59,9 +69,10 @@ There is no defense in this system: every attack is unanswered (``undefended``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import random
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from naive_rng import NaiveStream
 
@@ -80,7 +91,7 @@ class Draws(Protocol):
 
 
 def targets_of(scenario: Any, i: int) -> list[int]:
-    """Indices combatant ``i`` may attack (RULES.md, targets), in scenario order."""
+    """Indices combatant ``i`` may attack (docs/rules.md, targets), in scenario order."""
     combatants = scenario.combatants
     me = combatants[i]
     opponents = [j for j, c in enumerate(combatants) if c.side != me.side]
@@ -122,13 +133,25 @@ def fair_order(draws: Draws, tied: list) -> list:
     return out + left
 
 
+def roll_d10(draws: Draws, roller: int, dice: Mapping[int, Sequence[int]] | None) -> int:
+    """One d10 of roller ``roller``; fixed ``dice`` replace the face after the draw."""
+    die = draws.roll(D10)
+    if dice is not None and roller in dice:
+        (die,) = dice[roller]  # one d10 per roller and round
+    return die
+
+
 def individual_slots(
-    fighters: list[Fighter], tie: str, draws: Draws, note: Any
+    fighters: list[Fighter],
+    tie: str,
+    draws: Draws,
+    note: Any,
+    dice: Mapping[int, Sequence[int]] | None = None,
 ) -> list[list[Fighter]]:
     """P1: the acting order of one round in individual mode, as a list of slots."""
     # P1: initiative = 1d10 + perception, every round (dice in scenario order)
     for f in fighters:
-        die = draws.roll(D10)
+        die = roll_d10(draws, f.index, dice)
         f.total = die + f.perception
         note("roll", "P1", f.name, die, f.total)
     # P1: descending order of initiative; tie: higher perception first
@@ -153,15 +176,20 @@ def group_perception(members: list[Fighter], group_stat: str) -> int:
 
 
 def group_slots(
-    fighters: list[Fighter], sides: tuple[str, ...], rules: Any, draws: Draws, note: Any
+    fighters: list[Fighter],
+    sides: tuple[str, ...],
+    rules: Any,
+    draws: Draws,
+    note: Any,
+    dice: Mapping[int, Sequence[int]] | None = None,
 ) -> list[list[Fighter]]:
     """P2: the acting order of one round in group mode, as a list of slots."""
     members = {s: [f for f in fighters if f.side == s] for s in sides}
     stat = {s: group_perception(members[s], rules["group_stat"]) for s in sides}
     # P2: one d10 per side (sides in order of first appearance) plus group_stat
     total = {}
-    for s in sides:
-        die = draws.roll(D10)
+    for k, s in enumerate(sides):
+        die = roll_d10(draws, k, dice)
         total[s] = die + stat[s]
         note("roll", "P2", s, die, total[s])
         for f in members[s]:
@@ -188,10 +216,16 @@ def learns(f: Fighter, g: Fighter, information: str, group: bool) -> bool:
     return g.slot > f.slot and not (group and g.side == f.side)
 
 
-def play_round(scenario: Any, draws: Draws, log: Any = None) -> dict[tuple[str, str], int]:
+def play_round(
+    scenario: Any,
+    draws: Draws,
+    log: Any = None,
+    dice: Mapping[int, Sequence[int]] | None = None,
+) -> dict[tuple[str, str], int]:
     """Play one round; its counts keyed (combatant name, metric).
 
-    ``log`` (optional) receives the events of the module docstring.
+    ``log`` (optional) receives the events of the module docstring; ``dice`` fixes the
+    faces of rollers (module docstring).
     """
 
     def note(*event: Any) -> None:
@@ -213,13 +247,14 @@ def play_round(scenario: Any, draws: Draws, log: Any = None) -> dict[tuple[str, 
     rules = scenario.rules
     group = rules["mode"] == "group"
     if group:
-        slots = group_slots(fighters, scenario.sides, rules, draws, note)
+        slots = group_slots(fighters, scenario.sides, rules, draws, note, dice)
     else:
-        slots = individual_slots(fighters, rules["tie"], draws, note)
+        slots = individual_slots(fighters, rules["tie"], draws, note, dice)
+    rule = "P2" if group else "P1"
     for k, members in enumerate(slots):
         for f in members:
             f.slot = k
-    note("order", "P2" if group else "P1", tuple(tuple(f.name for f in m) for m in slots))
+            note("slot", rule, f.name, k)
 
     # P3: everyone states its first action before anyone acts (P4: it must carry it
     # out).  The stated actions are drawn in scenario order.
@@ -272,19 +307,144 @@ def play_round(scenario: Any, draws: Draws, log: Any = None) -> dict[tuple[str, 
     return counts
 
 
+class RoundRecord(NamedTuple):
+    """One round as the contract tests see it (tests/contract_support.py)."""
+
+    counts: dict[tuple[str, str], int]
+    state: list[int]  # the six stream words the round left behind
+    carry: int  # what the round passes to the next one: nothing in perception
+    log: list[tuple]
+
+
 def play_rounds_keyed(
-    scenario: Any, key_words: Iterable[int], n_rounds: int, first: int = 0
-) -> tuple[list[dict[tuple[str, str], int]], list[list[int]]]:
+    scenario: Any,
+    key_words: Iterable[int],
+    n_rounds: int,
+    first: int = 0,
+    carry: int = 0,
+    dice: Mapping[int, Sequence[int]] | None = None,
+) -> list[RoundRecord]:
     """Rounds ``first .. first + n_rounds - 1`` of a chunk, each from its own stream.
 
-    Round ``r`` draws from ``NaiveStream.for_round(key_words, r)``.  Returns the counts
-    of every round and the six stream words each round left behind.
+    Round ``r`` draws from ``NaiveStream.for_round(key_words, r)``.  Nothing carries
+    from one perception round to the next: ``carry`` must be 0 and every record's
+    carry is 0.
     """
+    if carry != 0:
+        raise ValueError(f"perception carries nothing between rounds, got carry={carry}")
     key = [int(w) for w in key_words][:4]
     out = []
-    states = []
     for r in range(first, first + n_rounds):
         stream = NaiveStream.for_round(key, r)
-        out.append(play_round(scenario, stream))
-        states.append(stream.state())
-    return out, states
+        log: list[tuple] = []
+        counts = play_round(scenario, stream, log, dice)
+        out.append(RoundRecord(counts, stream.state(), 0, log))
+    return out
+
+
+def fold_log(scenario: Any, log: Iterable[tuple], carry: int = 0) -> dict[tuple[str, str], int]:
+    """The counts of one round rebuilt from its event log alone (and the scenario's
+    names and sides): the events say everything that is counted."""
+    side = {c.name: c.side for c in scenario.combatants}
+    names = list(side)
+    slot: dict[str, int] = {}
+    actions = dict.fromkeys(names, 0)
+    known = dict.fromkeys(names, 0)
+    disclosed = dict.fromkeys(names, 0)
+    made = dict.fromkeys(names, 0)
+    received = dict.fromkeys(names, 0)
+    attacked_first = dict.fromkeys(names, 0)
+    log = list(log)
+    for e in log:
+        if e[0] == "slot":
+            slot[e[2]] = e[3]
+    for e in log:
+        kind = e[0]
+        if kind == "intent" and side[e[2]] != side[e[3]]:  # P3 metrics: opponents only
+            known[e[2]] += 1
+            disclosed[e[3]] = 1
+        elif kind == "act":
+            actions[e[2]] += 1
+        elif kind == "attack":
+            attacker, target = e[2], e[3]
+            made[attacker] += 1
+            received[target] += 1
+            if slot[attacker] < slot[target]:
+                attacked_first[target] = 1
+    counts: dict[tuple[str, str], int] = {}
+    for n in names:
+        counts[(n, "first_action")] = int(slot[n] == 0)
+        counts[(n, "actions")] = actions[n]
+        counts[(n, "no_action")] = int(actions[n] == 0)
+        counts[(n, "attacked_before_acting")] = attacked_first[n]
+        counts[(n, "known_intents")] = known[n]
+        counts[(n, "intent_disclosed")] = disclosed[n]
+        counts[(n, "attacks_made")] = made[n]
+        counts[(n, "attacks_received")] = received[n]
+        counts[(n, "undefended")] = received[n]
+        for g in names:
+            if g != n:
+                counts[(n, f"acts_before.{g}")] = int(slot[n] < slot[g])
+        for k in range(2):
+            counts[(n, f"actions_dist.{k}")] = int(actions[n] == k)
+    return counts
+
+
+# ------------------------------------------------------------------ random scenarios
+SHARES = (1.0, 1.0, 0.0, 0.5, 0.3, 0.9, 1e-17)
+RULE_CHOICES = {
+    "mode": ("individual", "group"),
+    "tie": ("random", "simultaneous"),
+    "group_stat": ("commander", "highest"),
+    "within_side": ("random", "listed"),
+    "information": ("strict", "order"),
+}
+
+
+def random_entries(rng: random.Random, max_total: int = 8) -> tuple[list[dict], dict]:
+    """Random combatant entries and rules: 2-3 sides, up to ``max_total`` combatants after
+    ``count`` expansion, small perceptions (many ties), every rule, share kind and
+    target kind (random, a single opponent, a count group, one member of a group)."""
+    n_sides = rng.choice((2, 2, 3))
+    sides = [f"side{k}" for k in range(n_sides)]
+    rules = {key: rng.choice(values) for key, values in RULE_CHOICES.items()}
+    needs_commander = rules["mode"] == "group" and rules["group_stat"] == "commander"
+    entries: list[dict] = []
+    made = 0
+    total = rng.randint(n_sides, max_total)
+    while made < total:
+        k = len(entries)
+        if k < n_sides:  # one single combatant per side first (the commanders)
+            e: dict[str, Any] = {"name": f"C{k}", "side": sides[k], "count": 1}
+            if needs_commander or rng.random() < 0.4:
+                e["commander"] = True
+        else:
+            count = 1 if rng.random() < 0.5 else rng.randint(1, min(3, total - made))
+            e = {"name": f"C{k}", "side": rng.choice(sides), "count": count}
+        e["perception"] = rng.randint(0, 5)
+        e["attack_share"] = rng.choice(SHARES)
+        entries.append(e)
+        made += e["count"]
+    for e in entries:
+        opponents = [o for o in entries if o["side"] != e["side"]]
+        r = rng.random()
+        o = rng.choice(opponents)
+        if r < 0.25:
+            e["target"] = o["name"] if o["count"] == 1 else f"{o['name']} {o['count']}"
+        elif r < 0.45:
+            e["target"] = o["name"]  # a single opponent or a count group
+    return entries, rules
+
+
+def random_scenario(rng: random.Random, max_total: int = 8) -> Any:
+    """A valid (validated) perception scenario: 2-3 sides, up to ``max_total`` (8)
+    combatants after ``count`` expansion, individual and group mode (with commanders
+    where needed), every rule, field and target kind reachable."""
+    from simkit.scenario import scenario_from_dict  # only here: the rules need no simkit
+
+    entries, rules = random_entries(rng, max_total)
+    for e in entries:
+        if e["count"] == 1:
+            del e["count"]
+    data = {"scenario": {"name": "random perception", "system": "perception"}, "rules": rules}
+    return scenario_from_dict({**data, "combatant": entries}, source="<random perception>")

@@ -1,10 +1,10 @@
-"""The plain-Python twin of one ``readiness`` round under RULES.md revision 2 (R1-R9).
+"""The plain-Python twin of one ``readiness`` round under rules revision 2 (docs/rules.md, R1-R9).
 
 A readable, deliberately slow restatement of the rules, to pin a numba kernel: both
 consume the same draws and must produce the same per-round counts and the same
 events.  Every combatant's dice are a list; R3's tie-breaks are computed literally
-before every turn; the cases RULES.md leaves open follow docs/rules-decisions.md
-(revision 1, still binding) and docs/decisions-readiness-rev2.md (revision 2).
+before every turn; the cases the rules leave open follow docs/rules-decisions.md
+(section ``readiness``: revision 2, and revision 1 where revision 2 did not override it).
 
 Rules read from the scenario: ``order`` ("dynamic" | "chain"), ``prep`` ("one_die" |
 "sixes" | "lowest"), ``holder_actions`` ("held_dice" | "release_only"); combatant
@@ -80,11 +80,12 @@ stalemate      R8    ``()``: last event of a round in which nobody acted (everyo
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import random
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import zip_longest
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from naive_rng import NaiveStream
 
@@ -279,7 +280,7 @@ def _parameters(scenario: Scenario) -> tuple[tuple[dict[str, Any], tuple[int, ..
             "target": c["target"],
             "attack_share": c["attack_share"],
         }
-        # Targets (RULES.md common model), in scenario order: every opponent for
+        # Targets (docs/rules.md, common model), in scenario order: every opponent for
         # "random", the one opponent of that name, or the members of that count group.
         opponents = [j for j, o in enumerate(scenario.combatants) if o.side != c.side]
         if c["target"] == "random":
@@ -311,6 +312,7 @@ class Round:
         draws: Draws,
         no_hold: bool = False,
         log: list[tuple[Any, ...]] | None = None,
+        dice: Mapping[int, Sequence[int]] | None = None,
     ) -> None:
         assert scenario.system == "readiness"
         rules = scenario.rules
@@ -323,6 +325,7 @@ class Round:
         self.draws = draws
         self.no_hold = no_hold
         self.log = log
+        self.dice = dict(dice or {})  # combatant index -> fixed R1 faces
         self.steps = 0  # actions taken so far this round
         self.own_actions: list[tuple[Fighter, int]] = []  # (who, initiative), in order
 
@@ -543,6 +546,9 @@ class Round:
             self._note("no_hold", "R8")
         # R1: every combatant rolls `readiness` d6, in scenario order, before anything else
         rolled = [self._roll_pool(f.readiness) for f in fighters]
+        for i, faces in self.dice.items():  # drawn as usual, then replaced
+            assert len(faces) == fighters[i].readiness and all(1 <= x <= 6 for x in faces)
+            rolled[i] = [int(x) for x in faces]
         for f, dice in zip(fighters, rolled, strict=True):
             self._note("roll", "R1", f.name, tuple(dice))
         for f, dice in zip(fighters, rolled, strict=True):
@@ -620,23 +626,29 @@ class Round:
 
 
 # --------------------------------------------------------------------------- entry points
+Counts = dict[tuple[str, str], int]
+
+
 def play_round(
     scenario: Scenario,
     draws: Draws,
     no_hold: bool = False,
     log: list[tuple[Any, ...]] | None = None,
-) -> dict[tuple[str, str], int]:
+    dice: Mapping[int, Sequence[int]] | None = None,
+) -> Counts:
     """Play one round; its counts as ``{(combatant, metric): int}``.
 
     Scenario-wide counts have the combatant ``""``.  ``no_hold``: the round follows a
     stalemate (R8).  ``log``, if given, receives the round's events (module docstring).
+    ``dice`` maps a combatant index to the R1 faces it rolls: its dice are drawn from
+    ``draws`` as usual and then replaced, so no other draw moves.
     """
-    return Round(scenario, draws, no_hold, log).play()
+    return Round(scenario, draws, no_hold, log, dice).play()
 
 
 def play_rounds(
     scenario: Scenario, draws: Draws, n_rounds: int, no_hold_first: bool = False
-) -> list[dict[tuple[str, str], int]]:
+) -> list[Counts]:
     """``n_rounds`` consecutive rounds from one source of draws, carrying R8."""
     out = []
     no_hold = no_hold_first
@@ -647,27 +659,289 @@ def play_rounds(
     return out
 
 
+class RoundRecord(NamedTuple):
+    """One round of ``play_rounds_keyed`` (tests/contract_support.py)."""
+
+    counts: Counts
+    state: list[int]  # the six stream words the round left behind
+    carry: int  # 1 after a stalemate: R8 forbids holds in the next round
+    log: list[tuple[Any, ...]]
+
+
 def play_rounds_keyed(
     scenario: Scenario,
     key_words: Iterable[int],
     n_rounds: int,
-    no_hold_first: bool = False,
     first: int = 0,
-) -> tuple[list[dict[tuple[str, str], int]], list[list[int]]]:
+    carry: int = 0,
+    dice: Mapping[int, Sequence[int]] | None = None,
+) -> list[RoundRecord]:
     """Rounds ``first .. first + n_rounds - 1`` of a chunk, each from its own stream.
 
-    Round ``r`` draws from ``NaiveStream.for_round(key_words, r)``, carrying R8 from
-    round to round.  Returns the counts of every round and the six stream words each
-    round left behind.
+    Round ``r`` draws from ``NaiveStream.for_round(key_words, r)``; ``carry`` 1 makes
+    the first round a forced one (R8), and each round carries R8 to the next.  ``dice``
+    (combatant index -> faces) fixes R1 faces in every round (``play_round``).
     """
     key = [int(w) for w in key_words][:4]
     out = []
-    states = []
-    no_hold = no_hold_first
     for r in range(first, first + n_rounds):
         stream = NaiveStream.for_round(key, r)
-        counts = play_round(scenario, stream, no_hold)
-        out.append(counts)
-        states.append(stream.state())
-        no_hold = bool(counts[("", "stalemate")])
-    return out, states
+        log: list[tuple[Any, ...]] = []
+        counts = play_round(scenario, stream, bool(carry), log, dice)
+        carry = counts[("", "stalemate")]
+        out.append(RoundRecord(counts, stream.state(), carry, log))
+    return out
+
+
+COUNT_NAMES = (
+    "first_action",
+    "actions",
+    "no_action",
+    "attacked_before_acting",
+    "defenses",
+    "hasty_defenses",
+    "hasty_scale_total",
+    "expired_dice",
+    "guard_defenses",
+    "on_edge",
+    "edge_wound",
+    "attacks_made",
+    "attacks_received",
+    "undefended",
+    "defended",
+    "hasty_only",
+    *(f"hasty_ge.{k}" for k in range(1, HIGHEST_SCALE + 1)),
+)
+
+
+def count_keys(scenario: Scenario) -> list[tuple[str, str]]:
+    """Every count of a round, as the keys ``play_round`` returns."""
+    keys = []
+    for c in scenario.combatants:
+        keys += [(c.name, m) for m in COUNT_NAMES]
+        keys += [(c.name, f"acts_before.{o.name}") for o in scenario.combatants if o is not c]
+        keys += [(c.name, f"actions_dist.{k}") for k in range(c["readiness"] + 1)]
+    return [*keys, ("", "stalemate")]
+
+
+def fold_log(scenario: Scenario, log: list[tuple[Any, ...]], carry: int = 0) -> Counts:
+    """The counts of one round rebuilt from its event log alone, checking the log.
+
+    Replays the round: every die spent must be the spender's highest unspent die
+    (R4/R5/R7); every ``act`` follows a ``turn`` or ``declare`` of the same combatant
+    at the same value (or, under ``order = "chain"``, its previous act at that value);
+    a ``declare`` only by a released holder; responses only to the attack just made;
+    the round starts with ``no_hold`` exactly when ``carry`` is 1.  Raises
+    AssertionError on an inconsistent log.
+    """
+    names = [c.name for c in scenario.combatants]
+    derived: Counts = {k: 0 for k in count_keys(scenario)}
+    pools: dict[str, list[int]] = {}
+    chain = scenario.rules["order"] == "chain"
+    current: tuple[str, int, str] | None = None  # (name, value, "turn" | "declare")
+    attack: dict[str, Any] | None = None
+    first_acts: list[str] = []
+    attacked_early: set[str] = set()
+    last_act: tuple[str, int, bool] | None = None
+    holding: set[str] = set()  # held and not yet released
+    to_declare: set[str] = set()  # released until_enemy_acts holders
+    assert (bool(log) and log[0] == ("no_hold", "R8")) == bool(carry), (carry, log[:1])
+
+    def close_attack() -> None:
+        nonlocal attack
+        if attack is None:
+            return
+        target, kinds = attack["target"], attack["kinds"]
+        if any(k in ("self", "guard") for k in kinds):
+            derived[(target, "defended")] += 1
+        elif kinds == ["hasty"]:
+            derived[(target, "hasty_only")] += 1
+        else:
+            assert kinds == [] and attack["unanswered"], attack
+            derived[(target, "undefended")] += 1
+        attack = None
+
+    def spend(name: str, die: int) -> None:
+        assert pools[name] and die == max(pools[name]), (name, die, pools[name])
+        pools[name].remove(die)
+
+    for event in log:
+        kind, rule = event[0], event[1]
+        assert rule.startswith("R"), event
+        if kind not in ("response", "unanswered"):
+            close_attack()
+        if kind == "roll":
+            _, _, name, dice = event
+            pools[name] = sorted(dice, reverse=True)
+        elif kind == "prep":
+            _, _, name, before, after = event
+            assert tuple(pools[name]) == before and len(after) == len(before)
+            pools[name] = list(after)
+        elif kind == "turn":
+            _, _, name, value = event
+            assert value == max(pools[name])
+            current = (name, value, "turn")
+        elif kind == "declare":
+            _, _, name, value = event
+            assert value == max(pools[name]) and name in to_declare
+            to_declare.remove(name)
+            current = (name, value, "declare")
+        elif kind == "hold":
+            assert current is not None and current[0] == event[2] and current[2] == "turn"
+            holding.add(event[2])
+            current = None
+        elif kind == "release":
+            _, _, name, why = event
+            assert name in holding and why in ("attacked", "enemy_acted", "opponents_out")
+            holding.remove(name)
+            if why == "enemy_acted" and pools[name]:
+                to_declare.add(name)
+        elif kind == "act":
+            _, _, name, die, holder = event
+            assert current is not None and current[:2] == (name, die), (current, event)
+            if current[2] == "declare":
+                assert holder is True
+            if current[2] == "declare" or not chain:
+                current = None
+            spend(name, die)
+            derived[(name, "actions")] += 1
+            if name not in first_acts:
+                first_acts.append(name)
+            last_act = (name, die, holder)
+        elif kind == "attack":
+            _, _, attacker, target, initiative, by_holder = event
+            assert last_act == (attacker, initiative, by_holder)
+            derived[(attacker, "attacks_made")] += 1
+            derived[(target, "attacks_received")] += 1
+            if target not in first_acts:
+                attacked_early.add(target)
+            attack = {"target": target, "a": initiative, "kinds": [], "unanswered": False}
+        elif kind == "response":
+            _, _, responder, defended, die, rkind, scale = event
+            assert attack is not None and attack["target"] == defended
+            spend(responder, die)
+            derived[(responder, "defenses")] += 1
+            if rkind == "guard":
+                assert responder != defended and scale == 0
+                derived[(responder, "guard_defenses")] += 1
+            elif rkind == "hasty":
+                assert responder == defended and scale == attack["a"] - die >= 1
+                derived[(responder, "hasty_defenses")] += 1
+                derived[(responder, "hasty_scale_total")] += scale
+                for k in range(1, scale + 1):
+                    derived[(responder, f"hasty_ge.{k}")] += 1
+            else:
+                assert rkind == "self" and responder == defended and scale == 0
+            attack["kinds"].append(rkind)
+        elif kind == "unanswered":
+            assert attack is not None and attack["target"] == event[2] and not attack["kinds"]
+            attack["unanswered"] = True
+        elif kind == "expired":
+            _, _, name, count = event
+            assert count == len(pools[name]) > 0
+            derived[(name, "expired_dice")] = count
+        elif kind == "stalemate":
+            derived[("", "stalemate")] = 1
+        else:
+            assert kind == "no_hold" and event == log[0], event
+    close_attack()
+    assert all(not pools[n] for n in to_declare)  # a released holder declares if it can
+    assert all(derived[(n, "expired_dice")] == len(pools[n]) for n in holding)
+    assert all(not pools[n] or derived[(n, "expired_dice")] == len(pools[n]) for n in names)
+    for i, name in enumerate(names):
+        derived[(name, "first_action")] = int(first_acts[:1] == [name])
+        derived[(name, "no_action")] = int(derived[(name, "actions")] == 0)
+        derived[(name, "attacked_before_acting")] = int(name in attacked_early)
+        for other in names:
+            if other != name:
+                before = name in first_acts and (
+                    other not in first_acts or first_acts.index(name) < first_acts.index(other)
+                )
+                derived[(name, f"acts_before.{other}")] = int(before)
+        for k in range(scenario.combatants[i]["readiness"] + 1):
+            derived[(name, f"actions_dist.{k}")] = int(derived[(name, "actions")] == k)
+        derived[(name, "on_edge")] = derived[("", "stalemate")]
+        c = scenario.combatants[i]
+        wound = c["weakness"] if c["role"] == "hero" else WOUND_OF_A_SECONDARY  # R8
+        derived[(name, "edge_wound")] = derived[(name, "on_edge")] * wound
+    return derived
+
+
+# --------------------------------------------------------------------------- random scenarios
+RANDOM_DEFENDS = (
+    "always",
+    "never",
+    "unless_hasty",
+    "hasty_up_to:0",
+    "hasty_up_to:1",
+    "hasty_up_to:3",
+    "hasty_up_to:999",
+)
+RANDOM_SHARES = (0.0, 1.0, 1.0, 1.0, 0.5, 0.25, 0.8, 1e-17)
+RANDOM_GUARDS = ("never", "never", "backup", "always", True, False)
+
+
+def random_scenario(rng: random.Random) -> Scenario:
+    """A valid random scenario (validated like a file): 2-4 sides, 2-8 combatants with
+    ``count`` groups, readiness 1-6 (now and then up to 20), every rule and policy
+    variant reachable: order, prep, holder_actions; hold, defend (hasty_up_to:N),
+    guard (also as true/false), surprised, role, weakness, advantage (up to 9 and
+    beyond 5), attack_share (0, 1, fractions, a tiny one), targets by name or group."""
+    from simkit.scenario import scenario_from_dict
+
+    n_sides = rng.choice((2, 2, 2, 3, 4))
+    total = rng.randint(n_sides, 8)
+    sides = [f"side{k}" for k in range(n_sides)]
+    entries: list[dict[str, Any]] = []
+    made = 0
+    while made < total:
+        room = total - made - max(0, n_sides - len(entries) - 1)
+        count = 1 if rng.random() < 0.6 else rng.randint(1, max(1, min(3, room)))
+        side = sides[len(entries)] if len(entries) < n_sides else rng.choice(sides)
+        entries.append({"name": f"C{len(entries)}", "side": side, "count": count})
+        made += count
+    members = []  # (name, group, side)
+    for e in entries:
+        if e["count"] == 1:
+            members.append((e["name"], e["name"], e["side"]))
+        else:
+            members += [
+                (f"{e['name']} {k}", e["name"], e["side"]) for k in range(1, e["count"] + 1)
+            ]
+    holders = rng.random() < 0.7  # some scenarios without any hold policy (the fast path)
+    for e in entries:
+        e["readiness"] = rng.randint(1, 6) if rng.random() < 0.93 else rng.randint(7, 20)
+        if rng.random() < 0.4:
+            e["advantage"] = rng.choice((1, 2, 3, 5, 7, 9))
+        if rng.random() < 0.3:
+            e["role"] = "secondary"
+        elif rng.random() < 0.5:
+            e["weakness"] = rng.randint(0, 3)
+        if holders:
+            e["hold"] = rng.choice(HOLDS)
+        if rng.random() < 0.8:
+            e["defend"] = rng.choice(RANDOM_DEFENDS)
+        if rng.random() < 0.7:
+            e["guard"] = rng.choice(RANDOM_GUARDS)
+        if rng.random() < 0.15:
+            e["surprised"] = True
+        e["attack_share"] = rng.choice(RANDOM_SHARES)
+        opponents = [m for m in members if m[2] != e["side"]]
+        groups = sorted({m[1] for m in opponents if m[0] != m[1]})
+        r = rng.random()
+        if r < 0.2:
+            e["target"] = rng.choice(opponents)[0]
+        elif r < 0.4 and groups:
+            e["target"] = rng.choice(groups)
+        if e["count"] == 1:
+            del e["count"]
+    rules: dict[str, Any] = {}
+    for rule, choices in (("order", ORDERS), ("prep", PREPS), ("holder_actions", HOLDER_ACTIONS)):
+        if rng.random() < 0.8:
+            rules[rule] = rng.choice(choices)
+    data = {
+        "scenario": {"name": "random", "system": "readiness", "seed": rng.randrange(1 << 30)},
+        "rules": rules,
+        "combatant": entries,
+    }
+    return scenario_from_dict(data, source="<random readiness scenario>")

@@ -1,4 +1,4 @@
-"""Plain-Python twin of one ``vtm`` round under RULES.md revision 2 (rules V1-V7).
+"""Plain-Python twin of one ``vtm`` round under rules revision 2 (docs/rules.md, V1-V7).
 
 A readable, deliberately slow restatement of the rules: no arrays, no codes, no
 stacks (a released delayer interrupting a turn is a recursive call).  It imports
@@ -13,12 +13,19 @@ random stream (``tests/naive_rng.py`` is their port):
 
 ``naive_rng.NaiveStream.for_round(key, r)`` is such a source (``play_rounds_keyed``).
 
+The contract every system's twin meets (tests/contract_support.py):
+``play_rounds_keyed(scenario, key_words, n_rounds, first=0, carry=0, dice=None)``
+(a ``RoundRecord`` per round: counts, stream state, carry, log), ``fold_log`` (the
+counts from the log alone) and ``random_scenario`` (the one place that imports simkit:
+it validates the scenario it makes).  ``dice`` fixes a combatant's d10 (drawn, then
+replaced; its index is its roller index, scenario order).
+
 Rules: ``tie`` = ``"simultaneous"`` | ``"random"`` (V2), ``multi`` = ``"end"``
 (default) | ``"in_turn"`` (V6).  Fields: ``rating`` (dexterity + wits), ``wound_penalty``,
 ``actions``, ``extra_actions``, ``delay`` (``"never"`` | ``"until_enemy_acts"``),
 ``abort`` (``"never"`` | ``"always"`` | ``"before_acting"``), ``target``,
-``attack_share``.  Cases RULES.md leaves open follow docs/rules-decisions.md (section
-``vtm``, revision 1) and docs/decisions-vtm-perception-rev2.md (revision 2).
+``attack_share``.  Cases the rules leave open follow docs/rules-decisions.md (section
+``vtm``: revision 2, and revision 1 where revision 2 did not override it).
 
 Draw order (binding; revision 2 adds no draw):
 1. V1: one d10 per combatant, in scenario order.
@@ -96,10 +103,11 @@ Every ``attack`` event is followed at once by exactly one ``abort`` or
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import random
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from naive_rng import NaiveStream
 
@@ -118,7 +126,7 @@ class Draws(Protocol):
 
 
 def targets_of(scenario: Any, i: int) -> list[int]:
-    """Indices combatant ``i`` may attack (RULES.md, targets), in scenario order."""
+    """Indices combatant ``i`` may attack (docs/rules.md, targets), in scenario order."""
     combatants = scenario.combatants
     me = combatants[i]
     opponents = [j for j, c in enumerate(combatants) if c.side != me.side]
@@ -314,11 +322,15 @@ class Round:
                     self.play_moment(movers, end_of_round=True)
 
 
-def play_round(scenario: Any, draws: Draws, log: Any = None) -> dict[tuple[str, str], int]:
+def play_round(
+    scenario: Any, draws: Draws, log: Any = None, dice: Mapping[int, Sequence[int]] | None = None
+) -> dict[tuple[str, str], int]:
     """Play one round of a vtm ``scenario``; its counts keyed (combatant, metric).
 
     Scenario-wide counts are keyed ("", metric).  ``log`` (optional) receives the
-    events of the module docstring.
+    events of the module docstring.  ``dice`` maps a combatant's index (its roller
+    index, ``System.rollers``) to the one face its d10 shows: the die is drawn as usual
+    and then replaced, so the stream moves exactly as without ``dice``.
     """
     multi = scenario.rules["multi"]
     tie = scenario.rules["tie"]
@@ -348,6 +360,8 @@ def play_round(scenario: Any, draws: Draws, log: Any = None) -> dict[tuple[str, 
     initiative = {}
     for f in fighters:
         die = draws.roll(D10)
+        if dice and f.index in dice:
+            die = dice[f.index][0]  # fixed (trace --dice): drawn, then replaced
         initiative[f] = die + f.rating - f.wound_penalty
         note("roll", "V1", f.name, die, initiative[f])
 
@@ -414,19 +428,160 @@ def play_round(scenario: Any, draws: Draws, log: Any = None) -> dict[tuple[str, 
     return counts
 
 
+class RoundRecord(NamedTuple):
+    """One round as the contract tests see it (tests/contract_support.py)."""
+
+    counts: dict[tuple[str, str], int]
+    state: list[int]  # the six stream words the round left behind
+    carry: int  # what the round passes to the next one: nothing in vtm
+    log: list[tuple]
+
+
 def play_rounds_keyed(
-    scenario: Any, key_words: Iterable[int], n_rounds: int, first: int = 0
-) -> tuple[list[dict[tuple[str, str], int]], list[list[int]]]:
+    scenario: Any,
+    key_words: Iterable[int],
+    n_rounds: int,
+    first: int = 0,
+    carry: int = 0,
+    dice: Mapping[int, Sequence[int]] | None = None,
+) -> list[RoundRecord]:
     """Rounds ``first .. first + n_rounds - 1`` of a chunk, each from its own stream.
 
-    Round ``r`` draws from ``NaiveStream.for_round(key_words, r)``.  Returns the counts
-    of every round and the six stream words each round left behind.
+    Round ``r`` draws from ``NaiveStream.for_round(key_words, r)``.  Nothing carries
+    from one vtm round to the next: ``carry`` must be 0 and every record's carry is 0.
     """
+    if carry != 0:
+        raise ValueError(f"vtm carries nothing between rounds, got carry={carry}")
     key = [int(w) for w in key_words][:4]
     out = []
-    states = []
     for r in range(first, first + n_rounds):
         stream = NaiveStream.for_round(key, r)
-        out.append(play_round(scenario, stream))
-        states.append(stream.state())
-    return out, states
+        log: list[tuple] = []
+        counts = play_round(scenario, stream, log, dice)
+        out.append(RoundRecord(counts, stream.state(), 0, log))
+    return out
+
+
+def fold_log(scenario: Any, log: Iterable[tuple], carry: int = 0) -> dict[tuple[str, str], int]:
+    """The counts of one round rebuilt from its event log alone (and the scenario's
+    names, sides and numbers of actions): the events say everything that is counted."""
+    log = list(log)
+    cs = scenario.combatants
+    first: dict[str, int] = {}  # moment of each one's first own action
+    actions = {c.name: 0 for c in cs}
+    for e in log:
+        if e[0] == "act":
+            first.setdefault(e[2], e[3])
+            actions[e[2]] += 1
+    counts: dict[tuple[str, str], int] = {}
+    for c in cs:
+        for metric in COUNTED:
+            counts[(c.name, metric)] = 0
+    shared = 0
+    moment = -1
+    for e in log:
+        kind = e[0]
+        if kind == "slot":
+            shared |= len(e[3]) > 1
+        elif kind == "known":
+            counts[(e[2], "known_declarations")] = e[3]
+        elif kind == "act":
+            moment = e[3]
+        elif kind == "attack":  # made in the moment of the last act event
+            attacker, target = e[2], e[3]
+            counts[(attacker, "attacks_made")] += 1
+            counts[(target, "attacks_received")] += 1
+            if first.get(target, moment + 1) > moment:  # it had not acted by this moment
+                counts[(target, "attacked_before_acting")] = 1
+        elif kind == "abort":
+            for metric in ("aborts", "defenses", "defended"):
+                counts[(e[2], metric)] += 1
+        elif kind == "unanswered":
+            counts[(e[2], "undefended")] += 1
+    for c in cs:
+        n = c.name
+        counts[(n, "first_action")] = int(first.get(n) == 0)
+        counts[(n, "actions")] = actions[n]
+        counts[(n, "no_action")] = int(actions[n] == 0)
+        for g in cs:
+            if g is not c:
+                before = n in first and (g.name not in first or first[n] < first[g.name])
+                counts[(n, f"acts_before.{g.name}")] = int(before)
+        for k in range(c["actions"] + c["extra_actions"] + 1):
+            counts[(n, f"actions_dist.{k}")] = int(actions[n] == k)
+    counts[("", "simultaneous")] = int(shared)
+    return counts
+
+
+COUNTED = (
+    "attacked_before_acting",
+    "defenses",
+    "aborts",
+    "known_declarations",
+    "attacks_made",
+    "attacks_received",
+    "undefended",
+    "defended",
+)
+
+SHARES = (1.0, 1.0, 1.0, 0.5, 0.3, 0.0, 1e-17)
+
+
+def random_entries(
+    rng: random.Random,
+    aborts: tuple[str, ...] = ("never", "always", "before_acting"),
+    max_entries: int = 5,
+) -> list[dict[str, Any]]:
+    """Random ``[[combatant]]`` tables: every field, policy and target kind; narrow
+    ratings, so that ties (V2) are frequent."""
+    n_sides = rng.choice((2, 2, 3))
+    sides = [f"side{s}" for s in range(n_sides)]
+    entries: list[dict[str, Any]] = []
+    for k in range(rng.randint(n_sides, max_entries)):
+        e: dict[str, Any] = {
+            "name": f"F{k}",
+            "side": sides[k] if k < n_sides else rng.choice(sides),
+        }
+        if rng.random() < 0.5:
+            e["rating"] = rng.randint(0, 4)
+        else:
+            e["dexterity"], e["wits"] = rng.randint(0, 2), rng.randint(0, 2)
+        if rng.random() < 0.3:
+            e["wound_penalty"] = rng.randint(0, 3)
+        if rng.random() < 0.4:
+            e["actions"] = rng.randint(1, 3)
+        if rng.random() < 0.4:
+            e["extra_actions"] = rng.randint(0, 2)
+        if rng.random() < 0.35:
+            e["delay"] = "until_enemy_acts"
+        if rng.random() < 0.6:
+            e["abort"] = rng.choice(aborts)
+        if rng.random() < 0.4:
+            e["attack_share"] = rng.choice(SHARES)
+        if rng.random() < 0.25:
+            e["count"] = rng.randint(2, 3)
+        entries.append(e)
+    for e in entries:
+        if rng.random() < 0.3:
+            o = rng.choice([o for o in entries if o["side"] != e["side"]])
+            e["target"] = o["name"]  # a single opponent or a count group
+            if o.get("count", 1) > 1 and rng.random() < 0.5:
+                e["target"] = f"{o['name']} 1"
+    return entries
+
+
+def random_scenario(rng: random.Random) -> Any:
+    """A valid (validated) vtm scenario: 2-3 sides, up to about 8 combatants after
+    ``count`` expansion, every rule, field, policy and target kind reachable."""
+    from simkit.scenario import scenario_from_dict  # only here: the rules need no simkit
+
+    while True:
+        entries = random_entries(rng)
+        if sum(e.get("count", 1) for e in entries) <= 8:
+            break
+    rules = {
+        "tie": rng.choice(("simultaneous", "random")),
+        "multi": rng.choice(("end", "in_turn")),
+    }
+    data = {"scenario": {"name": "random vtm", "system": "vtm"}, "rules": rules}
+    return scenario_from_dict({**data, "combatant": entries}, source="<random vtm>")

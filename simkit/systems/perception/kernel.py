@@ -1,83 +1,122 @@
-"""System ``perception``: d10 + Perception, individual or group (RULES.md P1-P4).
+"""System ``perception``: d10 + Perception, individual or group (docs/rules.md, P1-P4, rev 2).
 
-``compile_scenario`` flattens a validated scenario into integer arrays;
-``run_chunk`` plays rounds of a chunk and adds their counts to running sums;
-``trace`` plays rounds and returns each round's counts (for the tests that compare
-the kernel with the plain-Python twin in ``tests/naive_perception.py``).  Both take
-the chunk's key and play round ``r`` on its own stream (``round_start``, see
-random_stream.py), so a round's draws do not depend on the rounds before it.  The choices
-where RULES.md is open are listed in ``docs/rules-decisions.md``, section
-``perception``.
+The rules are played by ONE round function, ``_play_round``, and counted by ONE count
+function, ``_count_round``.  The entry points differ only in what they do with a
+played round:
 
-A round, and the order of its draws from its random stream
-----------------------------------------------------------
-Every round starts on its own stream (``round_start_lazy(st, key, r)``), then draws:
+``_trace_rounds``
+    ``System.trace``: every round's complete row (``_full_row``), its events
+    (``_note_round`` writes them from the state the round left in ``tab``, the state
+    that is counted) and the stream state after it.
+``_run_general``
+    ``run_chunk``: every round's row is added to chunk accumulators (its squares and
+    cross sums too), ``acts_before`` in byte counters (below).
+``_run_histogram``
+    ``run_chunk`` for up to ``HIST_MAX_N`` combatants: a round only counts its
+    *outcome* (every slot, every stated target and where P3's information runs break,
+    packed in 19 bits at most) in a hash table; once per chunk each outcome met is
+    turned back into a round (``_decode``), counted by ``_count_round`` and flushed
+    with its number of rounds.
 
-1. P1 individual: one d10 per combatant in scenario order.  P2 group: one d10 per
-   side, sides in order of first appearance.
-2. The acting order, as *slots* (0 = first).  P1: descending initiative, then higher
-   perception; combatants still tied get a fair random order (``tie = "random"``)
-   or share one slot (``"simultaneous"``).  P2: sides in descending total, then
-   higher group perception, then a fair random order (the ``tie`` rule is not used);
-   then, side after side in acting order, the side's members in a fresh fair random
-   order (``within_side = "random"``) or in scenario order (``"listed"``, no draw),
-   one slot each.  Tied groups are ordered from the first slot to the last.
-   A *fair random order* of ``m`` candidates is drawn by sequential selection:
-   ``below(m)`` picks the first of them, counted in scenario order, ``below(m - 1)``
-   the next among those left (still in scenario order), ... until one is left, which
-   draws nothing.  Each of the ``m!`` orders has probability ``1 / m!``.
-3. P3/P4: everyone acts once and carries out the first action it stated.  These
-   actions are drawn in scenario order once the acting order is fixed: an attack
-   with probability ``attack_share`` (``chance`` drawn only if
-   ``0 < attack_share < 1``), then ``below`` over the target list if it is an attack
-   and the list has more than one entry.  Policies do not depend on what a
-   combatant learns, so this order changes no probability.
+Every round is its own regeneration cycle (nothing carries over), so every path
+gives, bit for bit, the sums of ``metrics.flush_cycle(y, 1, ...)`` over the rounds'
+complete rows (tests/test_contract.py, tests/test_perception_kernel.py).
 
-P3 reduces to the slots in both modes: ``i`` learns the first action of opponent
-``j`` iff ``i``'s slot is earlier than ``j``'s (in group mode opponents are on other
-sides and a side's members hold consecutive slots; in a shared slot nobody learns the
-other's).  An attack counts as "before acting" only from a strictly earlier slot.
+A round, and the order of its draws (tests/twins/perception.py is the spec)
+---------------------------------------------------------------------------
+Round ``r`` of a chunk starts on its own stream (``round_start_lazy(st, key, r)``).
 
-Implementation notes
---------------------
-* Per-combatant parameters and round state live in one int64 table ``cb``, side
-  parameters in ``sd``, and the order buffers, member lists and target lists in the
-  vector ``sg``; the chunk kernel takes ``unmanaged`` views of all of them, and every
-  helper is inlined into it.
-* P1 slots are counted over pairs of packed keys ``(initiative << 5) | perception``
-  instead of sorting: no unpredictable branches.  Ties are rare and shuffled apart.
-* ``below`` over at most 256 is re-implemented (``_below``) with the rejection limit
-  and a multiply-shift for ``% n`` from tables: the same draws without two divisions
-  by a variable (tests/test_perception_twin.py checks it against ``below``).
-* Every round is its own regeneration cycle (no state carries over), so
-  ``flush_cycle(y, 1, ...)`` after every round would give ``s1 = sl = sum y``,
-  ``s2 = sum y^2`` and ``tot = (R, R, R)``.  The chunk kernel adds the same integer
-  sums directly: every count is 0 or 1 (so ``y^2 = y``) except ``known_intents``,
-  whose squares it keeps apart, and the counts that are the same in every round
-  (P4: one action) are added once per chunk.  Up to ``HIST_MAX_N`` combatants a
-  round only counts its outcome (every slot and attacked-before-acting flag, all the
-  counts depend on) in a histogram, and the counts are derived once per distinct
-  outcome at the end of the chunk.  tests/test_perception_twin.py checks that both
-  paths give sums bit-identical to flushing each traced round.
+1. P1: one d10 per combatant in scenario order, initiative = d10 + perception.  P2:
+   one d10 per side in order of first appearance, total = d10 + group stat (the
+   commander's perception or the side's highest, fixed at compile time).  Trace
+   ``dice`` replace a roller's face after the draw.
+2. The acting order of the *entities* (P1: combatants; P2: sides): descending total,
+   then descending perception (group stat), then scenario order.  Entities still
+   tied: P1 ``tie = "simultaneous"`` shares a slot; otherwise (P1 ``"random"``, P2
+   always) a fair random order by sequential selection, tied runs from the first slot
+   to the last: ``below(m)`` picks the next among the ``m`` left (counted in scenario
+   order), until one is left.  P2 then lists the sides' members, side after side,
+   each side in a fresh fair order (``within_side = "random"``) or in scenario order
+   (``"listed"``, no draw).  Slots count from 0 without gaps.
+3. P3 (no draw): each combatant's *information run*, the acting positions around it
+   with its own information value; it learns the first action of everyone after its
+   run (group mode: of other sides only).  The value is the total under
+   ``information = "strict"`` (P2: the side total) and the slot under ``"order"``;
+   along the acting order both only ever step one way, so a run is a stretch of
+   consecutive positions (``T_RUN_END``).
+4. P3/P4 stated first actions, in scenario order: ``chance(attack_share)`` unless the
+   share is 0 or 1, then ``below`` over its target list if it attacks.
+
+Implementation notes (each measured on the 4-combatant benchmark scenario)
+------------------------------------------------------------------------
+* Everything a round reads or writes lives in ONE int64 table ``tab``, a row per
+  quantity, indexed ``tab[ROW, k]``: parameters, target lists, round state.  numba
+  increfs and decrefs every array argument on entry to and exit from a function it
+  does not inline, and every row view: so the round function takes two arrays (the
+  stream and ``tab``) and creates no view.
+* The steps of a round are written out in ``_play_round``, not in helpers: a call
+  with an array costs more than most steps, and LLVM does not inline functions of
+  that size.  (``_play_round`` itself is inlined into each path, the only
+  ``inline="always"`` here; its comment says why.)  ``stream.below`` is such a
+  function (8 ns a call, against 1.6 ns for a ``roll`` of a constant die), so its
+  byte path is written out too, once for the fair orders and once for the targets,
+  with ``BELOW_LIMIT`` / ``BELOW_RECIPROCAL`` (the same draws, tested).  All fair
+  orders of a round (tied runs, then P2's sides) are drawn by one loop.
+* Dice make ties and runs coin flips, so the common path is branch-free: few
+  entities (``PAIRWISE_MAX``) are ordered by counting who is ahead of whom, many by a
+  counting sort over the possible totals (the same order; each is faster where used).
+* ``acts_before`` is the only count with n * n slots.  ``_run_general`` adds
+  ``slot_i < slot_j`` to a byte counter per pair (a loop LLVM vectorises, 32 pairs an
+  instruction) and empties them into the int64 sums every ``BYTE_ROUNDS`` rounds.
+* Constants passed to a jitted function are numpy scalars (``_ZERO``, ``EV_*``): a
+  Python int is a literal type, and numba compiles the function again per literal.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
-from simkit.metrics import Layout, Sums
+from simkit.metrics import Layout, Sums, aggregate_round
+from simkit.systems.base import (
+    EVENT_WIDTH,
+    MAX_COMBATANTS,
+    NOBODY,
+    SHARE_ALWAYS,
+    SHARE_NEVER,
+    code_of,
+    share_code,
+)
+from simkit.systems.perception.schema import (
+    GROUP_STAT_CODES,
+    GROUP_STAT_HIGHEST,
+    INFORMATION_CODES,
+    INFORMATION_STRICT,
+    MAX_PERCEPTION,
+    MODE_CODES,
+    MODE_GROUP,
+    MODE_INDIVIDUAL,
+    TIE_CODES,
+    TIE_SIMULTANEOUS,
+    WITHIN_CODES,
+    WITHIN_RANDOM,
+)
 from simkit.systems.stream import (
+    CANONICAL_WORDS,
     STATE_WORDS,
+    canonical_state,
     chance,
-    chance_threshold,
     next_byte,
     roll,
     round_start_lazy,
 )
 from simkit.systems.support import unmanaged
+
+# numba: cached on disk unless simkit found nowhere to put the cache (simkit/__init__.py)
+JIT = {"cache": not os.environ.get("SIMKIT_NO_CACHE"), "nogil": True}
 
 COUNTS = (
     "first_action",
@@ -86,343 +125,709 @@ COUNTS = (
     "attacked_before_acting",
     "known_intents",
     "intent_disclosed",
+    "attacks_made",
+    "attacks_received",
+    "undefended",
 )
-N_COUNTS = len(COUNTS)
-K_FIRST, K_ACTIONS, K_NO_ACTION, K_ABBA, K_KNOWN, K_DISCLOSED = range(N_COUNTS)
-DIST_SIZE = 2  # P4: exactly one action per round, so actions_dist.0 and .1
+(
+    K_FIRST,
+    K_ACTIONS,
+    K_NO_ACTION,
+    K_ATTACKED_FIRST,
+    K_KNOWN,
+    K_DISCLOSED,
+    K_MADE,
+    K_RECEIVED,
+    K_UNDEFENDED,
+) = (COUNTS.index(c) for c in COUNTS)
+ACTIONS_PER_ROUND = 1  # P4: everyone acts exactly once
+FIXED_COUNTS = ("actions", "no_action")  # so these are the same in every round
+DIST_SIZE = ACTIONS_PER_ROUND + 1  # actions_dist.0 and .1
+D10 = 10  # P1, P2
 
-MODE_CODES = {"individual": 0, "group": 1}
-TIE_CODES = {"random": 0, "simultaneous": 1}
-WITHIN_CODES = {"random": 0, "listed": 1}
+# Event kinds (column ``kind``); the System object names them and cites their rules.
+EV_ROLL_P1, EV_ROLL_P2, EV_SLOT_P1, EV_SLOT_P2, EV_INTENT, EV_ACT, EV_ATTACK = (
+    np.int64(k) for k in range(7)
+)
+_NOBODY = np.int64(NOBODY)
+_ZERO = np.int64(0)
 
-# Columns of the per-combatant table ``cb``: parameters, then the round's state.
-C_PER, C_SIDE, C_SHARE, C_TSTART, C_TCOUNT = range(5)
-W_SLOT, W_ABBA, W_KEY = range(5, 8)
-N_COLS = 8
-# Columns of the per-side table ``sd``.
-S_GSTAT, S_MSTART, S_MCOUNT, S_KEY = range(4)
-N_SIDE_COLS = 4
+# ``tab[T_PAR]``: the scenario's numbers.
+(
+    P_MODE,
+    P_TIE,
+    P_WITHIN,
+    P_INFO,
+    P_N,
+    P_SIDES,
+    P_LOW,
+    P_SPAN,
+    P_BEFORE,
+    P_UNITS,
+    P_SIZE,
+) = range(11)
+N_PAR = 11
 
-SHARE_ONE = 1 << 53  # chance threshold of attack_share = 1: always attacks, no draw
-SHARE_NEVER = -1  # attack_share = 0: never attacks, no draw
-KEY_SHIFT_TOTAL = 5  # sort keys: (initiative << 5) | perception; perception <= 30
-HIST_MAX_N = 4  # chunks of up to 4 combatants count outcomes in a histogram
-HIST_SLOT_BITS = 2  # an outcome code: 2 bits of slot and 1 attacked bit per combatant
-HIST_SLOT_MASK = 3
-MAX_BYTE_BELOW = 256  # every ``below`` here is over at most 200 (combatants): one byte
-MAGIC_SHIFT = 24  # b // n == (b * ceil(2**24 / n)) >> 24 for bytes b and n <= 256
-# ``below(n)`` for n <= 256 accepts a byte under BELOW_LIMIT[n] and reduces it mod n;
-# the tables spare the kernel its two divisions by a variable.
+# ``tab``: one row per quantity (see the module docstring).
+(
+    T_PAR,  # the scenario's numbers (P_*)
+    # per combatant, parameters
+    T_PER,  # perception
+    T_SIDE,  # side index
+    T_SHARE,  # attack_share as base.share_code
+    T_TCOUNT,  # the length of its target list (row T_TARGETS + i)
+    T_BY_PER,  # the combatants by descending perception, then scenario order
+    # per side, parameters
+    T_STAT,  # P2: group perception (commander's or highest)
+    T_MSTART,  # where its members start in row T_MEMBERS
+    T_MCOUNT,  # its number of members
+    T_BY_STAT,  # the sides by descending group perception, then order of appearance
+    T_MEMBERS,  # the sides' members, side after side, each in scenario order
+    # per roller (P1: combatant; P2: side)
+    T_FIXED,  # trace ``dice``: the face it rolls (0: none)
+    T_DIE,  # the face it rolled
+    # the round
+    T_TOTAL,  # per combatant: d10 + perception (P2: its side's total)
+    T_STOTAL,  # per side: d10 + group perception
+    T_KEY,  # per entity: its order key (total << KEY_SHIFT) | stat
+    T_SLOT,  # per combatant: its slot (0 = first)
+    T_SSLOT,  # per side: its place in the side order
+    T_ORDER,  # per acting position: the combatant
+    T_SORDER,  # per place: the side
+    T_TIED,  # per position: tied (P1/P2) with the one before it (or: ahead counts)
+    T_BUCKET,  # counting sort buckets, one per possible total
+    T_RUN_END,  # per acting position: the first position after its information run
+    T_TARGET,  # per combatant: whom its stated first action attacks (NOBODY: none)
+    T_AHEAD,  # per side: its members at earlier acting positions (counting)
+    T_CHOICE,  # per combatant: its target's place in its target list + 1 (0: none)
+    T_FAIR_START,  # fair random orders to draw this round: where each starts
+    T_FAIR_SIZE,  # and how many it orders
+    # the layout
+    T_DIST,  # per combatant: Layout.dist_offsets
+    T_SLOTS,  # and a row per count after it: Layout.count_slots (row T_SLOTS + K_*)
+) = range(30)
+T_TARGETS = T_SLOTS + len(COUNTS)  # and a row per combatant after it: its target list
+
+# stream.below(st, n) for 2 <= n <= 256, as the round function draws it (written out:
+# a call to stream.below costs 8 ns, more than the draw, because LLVM does not inline
+# it): bytes until one is below BELOW_LIMIT[n] = 256 - 256 % n, then b % n computed as
+# b - ((b * BELOW_RECIPROCAL[n]) >> 32) * n, exact for bytes.  The same draws as
+# stream.below (tests/test_perception_kernel.py::test_below_written_out_is_stream_below).
 BELOW_LIMIT = np.array([0] + [256 - 256 % n for n in range(1, 257)], dtype=np.int64)
-BELOW_MAGIC = np.array([0] + [-(-(1 << MAGIC_SHIFT) // n) for n in range(1, 257)], dtype=np.int64)
+BELOW_RECIPROCAL = np.array([0] + [-(-(2**32) // n) for n in range(1, 257)], dtype=np.int64)
+KEY_SHIFT = 5  # order keys (total << 5) | perception: perception <= MAX_PERCEPTION < 32
+PAIRWISE_MAX = 8  # up to 8 entities are ordered by counting who is ahead of whom
+
+BYTE_ROUNDS = 255  # acts_before byte counters are emptied before they can wrap
+HIST_MAX_N = 4  # the histogram path takes up to 4 combatants
+# An outcome (histogram path): per combatant 2 bits of slot and 2 of its target's place
+# in its target list + 1 (0: no attack; the list has at most 3 entries), then one bit per
+# acting position after which P3's information run breaks: at most 19 bits.
+CODE_SLOT_BITS = 2
+CODE_CHOICE_BITS = 2
+CODE_BITS = CODE_SLOT_BITS + CODE_CHOICE_BITS  # per combatant
+HASH_BITS = 12  # outcomes are counted in a hash table of 4096 (outcome, rounds) pairs
+HASH_CAPACITY = 1 << HASH_BITS
+HASH_LOAD = HASH_CAPACITY // 2  # the table is emptied into the sums beyond this
+HASH_EMPTY = -1
+HASH_MASK = HASH_CAPACITY - 1
+HASH_MULTIPLIER = 0x9E3779B1  # multiplicative hashing; codes < 2**19: no overflow
+HASH_SHIFT = 16
 
 
 @dataclass(frozen=True)
 class Compiled:
-    """A perception scenario as flat arrays for the kernel."""
+    """A perception scenario as flat arrays for the kernels."""
 
     layout: Layout
-    table: np.ndarray  # int64 [n, N_COLS]: parameters (state columns zero)
-    sides: np.ndarray  # int64 [n_sides, N_SIDE_COLS]: group perception, member list
-    sg: np.ndarray  # int64: order buffer [n], side order [n_sides], members [n], targets
-    mode: int  # 0 individual (P1), 1 group (P2)
-    tie: int  # 0 random, 1 simultaneous (P1 only)
-    within: int  # 0 random, 1 listed (P2 only)
+    tab: np.ndarray  # int64 [T_TARGETS + n, width]: parameters (round rows zero)
+    agg: tuple[np.ndarray, np.ndarray, np.ndarray]  # Layout.aggregation
+    agg_varying: tuple[np.ndarray, np.ndarray, np.ndarray]  # its entries P4 leaves free
+    units_varying: np.ndarray  # their aggregate slots
+    pairs: tuple[np.ndarray, np.ndarray]  # Layout.pair_indices
+    pair_before: np.ndarray  # acts_before slots that a cross sum reads
+    n_rollers: int
+    sides: tuple[str, ...]  # side names (group-mode events name the side that rolls)
+
+    @property
+    def n(self) -> int:
+        return int(self.tab[T_PAR, P_N])
 
 
 def compile_scenario(scenario, layout: Layout) -> Compiled:
-    """Flatten a validated perception scenario."""
-    n = len(scenario.combatants)
-    if n > MAX_BYTE_BELOW:
-        raise ValueError(f"at most {MAX_BYTE_BELOW} combatants, got {n}")
-    side_names = scenario.sides
-    ns = len(side_names)
-    group_stat = scenario.rules["group_stat"]
-    table = np.zeros((n, N_COLS), dtype=np.int64)
-    sides = np.zeros((ns, N_SIDE_COLS), dtype=np.int64)
-    members: list[int] = []
-    for s, side in enumerate(side_names):
-        mine = [i for i, c in enumerate(scenario.combatants) if c.side == side]
-        sides[s, S_MSTART] = len(members)
-        sides[s, S_MCOUNT] = len(mine)
-        members.extend(mine)
-        perceptions = [scenario.combatants[i]["perception"] for i in mine]
-        commanders = [
-            scenario.combatants[i]["perception"]
-            for i in mine
-            if scenario.combatants[i]["commander"]
-        ]
-        if group_stat == "highest":
-            sides[s, S_GSTAT] = max(perceptions)
-        elif commanders:
-            sides[s, S_GSTAT] = commanders[0]
-        elif scenario.rules["mode"] == "group":  # check_scenario rejects this first
-            raise ValueError(f"side {side!r} has no commander (group_stat = 'commander')")
-    targets: list[int] = []
-    for i, c in enumerate(scenario.combatants):
-        table[i, C_PER] = c["perception"]
-        table[i, C_SIDE] = side_names.index(c.side)
-        share = c["attack_share"]
-        if share >= 1.0:
-            table[i, C_SHARE] = SHARE_ONE
-        elif share <= 0.0:
-            table[i, C_SHARE] = SHARE_NEVER
-        else:
-            table[i, C_SHARE] = chance_threshold(share)
-        tl = scenario.targets(i)
-        table[i, C_TSTART] = len(targets)
-        table[i, C_TCOUNT] = len(tl)
-        targets.extend(tl)
-    sg = np.zeros(2 * n + ns + len(targets), dtype=np.int64)
-    sg[n + ns : 2 * n + ns] = members
-    sg[2 * n + ns :] = targets
+    """Flatten a validated perception scenario; every rule value through its code."""
+    cs = scenario.combatants
+    n = len(cs)
+    if n > MAX_COMBATANTS:  # slots fit in a byte (acts_before counters)
+        raise ValueError(f"at most {MAX_COMBATANTS} combatants, got {n}")
+    if tuple(layout.counts) != COUNTS:
+        raise ValueError(f"layout counts {layout.counts} are not perception's {COUNTS}")
+    per = [c["perception"] for c in cs]
+    if max(per) > MAX_PERCEPTION:
+        raise ValueError(f"perception above {MAX_PERCEPTION}: order keys would collide")
     rules = scenario.rules
+    mode = code_of(MODE_CODES, rules["mode"], "rules.mode")
+    tie = code_of(TIE_CODES, rules["tie"], "rules.tie")
+    group_stat = code_of(GROUP_STAT_CODES, rules["group_stat"], "rules.group_stat")
+    within = code_of(WITHIN_CODES, rules["within_side"], "rules.within_side")
+    info = code_of(INFORMATION_CODES, rules["information"], "rules.information")
+    sides = scenario.sides
+    ns = len(sides)
+    members = [[i for i, c in enumerate(cs) if c.side == side] for side in sides]
+    stat = []
+    for s, mine in enumerate(members):
+        if group_stat == GROUP_STAT_HIGHEST:  # P2: the highest perception on the side
+            stat.append(max(per[i] for i in mine))
+        else:  # P2: the commander's (System.check: exactly one per side in group mode)
+            commanders = [per[i] for i in mine if cs[i]["commander"]]
+            if not commanders and mode == MODE_GROUP:
+                raise ValueError(f"side {sides[s]!r} has no commander (group_stat = 'commander')")
+            stat.append(commanders[0] if commanders else 0)
+    stats = per if mode == MODE_INDIVIDUAL else stat
+    low = min(stats) + 1  # the lowest total
+    span = max(stats) + D10 - low + 1  # how many totals there can be
+
+    tab = np.zeros((T_TARGETS + n, max(n, ns, span + 1, N_PAR)), np.int64)
+    pos = 0
+    for s, mine in enumerate(members):
+        tab[T_STAT, s] = stat[s]
+        tab[T_MSTART, s] = pos
+        tab[T_MCOUNT, s] = len(mine)
+        tab[T_MEMBERS, pos : pos + len(mine)] = mine
+        pos += len(mine)
+    for i, c in enumerate(cs):
+        tab[T_PER, i] = per[i]
+        tab[T_SIDE, i] = sides.index(c.side)
+        tab[T_SHARE, i] = share_code(c["attack_share"])
+        targets = scenario.targets(i)
+        tab[T_TCOUNT, i] = len(targets)
+        tab[T_TARGETS + i, : len(targets)] = targets
+    tab[T_SLOTS : T_SLOTS + len(COUNTS), :n] = layout.count_slots.T  # named count slots
+    tab[T_DIST, :n] = layout.dist_offsets
+    # P1/P2 within equal totals: higher perception (group stat), then scenario order
+    tab[T_BY_PER, :n] = sorted(range(n), key=lambda i: (-per[i], i))
+    tab[T_BY_STAT, :ns] = sorted(range(ns), key=lambda s: (-stat[s], s))
+    par = tab[T_PAR]
+    par[P_MODE], par[P_TIE], par[P_WITHIN], par[P_INFO] = mode, tie, within, info
+    par[P_N], par[P_SIDES], par[P_LOW], par[P_SPAN] = n, ns, low, span
+    par[P_BEFORE], par[P_UNITS], par[P_SIZE] = (
+        layout.before_offset,
+        layout.unit_offset,
+        layout.size,
+    )
     return Compiled(
         layout=layout,
-        table=table,
-        sides=sides,
-        sg=sg,
-        mode=MODE_CODES[rules["mode"]],
-        tie=TIE_CODES[rules["tie"]],
-        within=WITHIN_CODES[rules["within_side"]],
+        tab=tab,
+        n_rollers=n if mode == MODE_INDIVIDUAL else ns,
+        sides=tuple(sides),
+        agg=layout.aggregation,
+        **_varying_aggregation(layout),
+        pairs=layout.pair_indices(),
+        pair_before=_pair_before(layout),
     )
 
 
-# --------------------------------------------------------------------------- kernel
-_JIT = {"cache": True, "nogil": True}
+def _varying_aggregation(layout: Layout) -> dict:
+    """The entries of ``Layout.aggregation`` of every count but those P4 makes the same
+    in every round (``FIXED_COUNTS``): ``_run_general`` aggregates those once a chunk."""
+    src, dst, op = layout.aggregation
+    per_unit = len(layout.aggregated)
+    fixed = [layout.aggregated.index(c) for c in FIXED_COUNTS if c in layout.aggregated]
+    keep = np.array([(int(d) - layout.unit_offset) % per_unit not in fixed for d in dst], bool)
+    return {
+        "agg_varying": (src[keep].copy(), dst[keep].copy(), op[keep].copy()),
+        "units_varying": np.array(sorted({int(d) for d in dst[keep]}), dtype=np.int64),
+    }
 
 
-@njit(**_JIT, inline="always")
-def _below(st, n):
-    """``below(st, n)`` of random_stream.py for ``n <= 256``, without divisions."""
-    if n <= 1:
-        return 0
-    limit = BELOW_LIMIT[n]
-    while True:
-        b = next_byte(st)
-        if b < limit:
-            return b - ((b * BELOW_MAGIC[n]) >> MAGIC_SHIFT) * n
+def _pair_before(layout: Layout) -> np.ndarray:
+    """The acts_before slots a cross sum reads (``_run_general`` counts acts_before in
+    bytes and fills these into its row only for the cross sums)."""
+    start = layout.before_offset
+    before = {m for pair in layout.pairs for m in pair if start <= m < start + layout.n**2}
+    return np.array(sorted(before), dtype=np.int64)
 
 
-@njit(**_JIT, inline="always")
-def _pick_next(st, sg, a, left):
-    """One step of a fair random order: move a pick of ``sg[a : a + left]`` to ``sg[a]``.
-
-    ``below(left)`` is the index of the pick among them; the others keep their order.
-    """
-    p = _below(st, left)
-    if p > 0:
-        v = sg[a + p]
-        for b in range(a + p, a, -1):
-            sg[b] = sg[b - 1]
-        sg[a] = v
-
-
-@njit(**_JIT, inline="always")
-def _shuffle_ties(st, key_of, keys, sg, start, m):
-    """Give every run of equal keys in the order ``sg[start : start + m]`` a fair order.
-
-    ``keys[sg[k], key_of]`` is the key of the one in position ``k``; runs are in
-    scenario order and are shuffled from the first position to the last.
-    """
-    k = 0
-    while k < m:
-        key = keys[sg[start + k], key_of]
-        run = 1
-        while k + run < m and keys[sg[start + k + run], key_of] == key:
-            run += 1
-        for r in range(run - 1):
-            _pick_next(st, sg, start + k + r, run - r)
-        k += run
-
-
-@njit(**_JIT, inline="always")
-def _order_individual(st, tie, cb, sg, n):
-    """P1: roll and order; fill every ``W_SLOT`` (the acting slot, 0 = first)."""
-    for i in range(n):  # P1: 1d10 + perception, dice in scenario order
-        per = cb[i, C_PER]
-        cb[i, W_KEY] = ((roll(st, 10) + per) << KEY_SHIFT_TOTAL) | per
-        cb[i, W_SLOT] = 0
-    # Slots by counting over pairs (no sorting, no unpredictable branches).  The key
-    # orders by initiative, then higher perception (P1).  Still tied: "simultaneous"
-    # shares the slot (slot = number strictly ahead); "random" puts them in scenario
-    # order for now and then shuffles them below.
-    random_tie = tie == 0
-    ties = False
-    for i in range(n):
-        ki = cb[i, W_KEY]
-        si = cb[i, W_SLOT]
-        for j in range(i + 1, n):
-            kj = cb[j, W_KEY]
-            si += ki < kj
-            cb[j, W_SLOT] += (ki > kj) | ((ki == kj) & random_tie)
-            ties |= ki == kj
-        cb[i, W_SLOT] = si
-    if ties and random_tie:  # P1 tie = "random": a fair random order of the tied
-        for i in range(n):
-            sg[cb[i, W_SLOT]] = i
-        _shuffle_ties(st, W_KEY, cb, sg, 0, n)
-        for k in range(n):
-            cb[sg[k], W_SLOT] = k
-
-
-@njit(**_JIT, inline="always")
-def _order_group(st, within, cb, sd, sg, n, ns):
-    """P2: one d10 per side, sides in order, members within; fill every ``W_SLOT``."""
-    so = n  # the sides in acting order
-    for s in range(ns):  # P2: one d10 per side, in order of first appearance
-        stat = sd[s, S_GSTAT]
-        sd[s, S_KEY] = ((roll(st, 10) + stat) << KEY_SHIFT_TOTAL) | stat
-    for s in range(ns):  # descending total, tie: higher group perception
-        ks = sd[s, S_KEY]
+# --------------------------------------------------------------------------- a round
+# The one function inlined by numba (inline="always"): each path calls it once per round
+# and compiles it once either way, so inlining costs ~0.3 s of compile per path and
+# saves the call (~7 ns a round: on the benchmark scenario, 1.32x -> 1.19x the time of
+# revision 1's kernel, which inlined every helper).
+@njit(**JIT, inline="always")
+def _play_round(st, tab):
+    """Play one round (P1-P4) on the stream ``st`` into the round rows of ``tab``:
+    the dice, slots, acting order, information runs and stated targets."""
+    n = tab[T_PAR, P_N]
+    mode = tab[T_PAR, P_MODE]
+    # P1: the combatants roll and are ordered; P2: the sides (ties: always random)
+    if mode == MODE_INDIVIDUAL:
+        m, e_stat, e_by, e_total, e_order, e_slot = n, T_PER, T_BY_PER, T_TOTAL, T_ORDER, T_SLOT
+        shared = tab[T_PAR, P_TIE] == TIE_SIMULTANEOUS
+    else:
+        m, e_stat, e_by = tab[T_PAR, P_SIDES], T_STAT, T_BY_STAT
+        e_total, e_order, e_slot = T_STOTAL, T_SORDER, T_SSLOT
+        shared = False
+    for k in range(m):  # one d10 each, in order; trace dice replace the face drawn
+        d = roll(st, D10)
+        if tab[T_FIXED, k] > 0:
+            d = tab[T_FIXED, k]
+        tab[T_DIE, k] = d
+        tab[e_total, k] = d + tab[e_stat, k]
+        tab[T_KEY, k] = (tab[e_total, k] << KEY_SHIFT) | tab[e_stat, k]
+    # The order: descending (total, stat), then scenario order.
+    tied = False  # are any two entities tied (equal total and stat)?
+    if m <= PAIRWISE_MAX:  # few: count who is ahead of whom, branch-free
+        for k in range(m):
+            tab[T_TIED, k] = 0  # (holds how many are ahead until the order is known)
+        for a in range(m):
+            ka = tab[T_KEY, a]
+            ahead = tab[T_TIED, a]
+            for b in range(a + 1, m):
+                kb = tab[T_KEY, b]
+                ahead += ka < kb
+                tab[T_TIED, b] += ka >= kb  # equal keys: scenario order
+                tied |= ka == kb
+            tab[e_order, ahead] = a
+    else:  # many: a counting sort over the possible totals (stable in tab[e_by] order)
+        low = tab[T_PAR, P_LOW]
+        span = tab[T_PAR, P_SPAN]
+        for t in range(span):
+            tab[T_BUCKET, t] = 0
+        for k in range(m):
+            tab[T_BUCKET, tab[e_total, k] - low] += 1
+        ahead = 0
+        for t in range(span - 1, -1, -1):
+            c = tab[T_BUCKET, t]
+            tab[T_BUCKET, t] = ahead
+            ahead += c
+        for k in range(m):
+            e = tab[e_by, k]
+            t = tab[e_total, e] - low
+            tab[e_order, tab[T_BUCKET, t]] = e
+            tab[T_BUCKET, t] += 1
+        for p in range(1, m):
+            tied |= tab[T_KEY, tab[e_order, p]] == tab[T_KEY, tab[e_order, p - 1]]
+    # Still tied: one shared slot (P1 "simultaneous") or a fair random order (P1
+    # "random", P2), tied runs first to last.  Most rounds have no tie.
+    n_fair = 0  # fair orders to draw: tab[T_FAIR_START, k], tab[T_FAIR_SIZE, k]
+    if tied:
+        tab[T_TIED, 0] = 0
+        for p in range(1, m):  # tied with the one before it
+            tab[T_TIED, p] = tab[T_KEY, tab[e_order, p]] == tab[T_KEY, tab[e_order, p - 1]]
+        p = 0
+        while not shared and p < m:
+            q = p + 1
+            while q < m and tab[T_TIED, q]:
+                q += 1
+            tab[T_FAIR_START, n_fair] = p
+            tab[T_FAIR_SIZE, n_fair] = q - p
+            n_fair += q - p > 1
+            p = q
+    row = e_order
+    for phase in range(2):
+        # Fair random orders of tab[row, start : start + size], first to last, by
+        # sequential selection: below(left) picks the next among those left, which
+        # keep their order.  (below's byte path, written out: see BELOW_LIMIT.)
+        for f in range(n_fair):
+            start = tab[T_FAIR_START, f]
+            size = tab[T_FAIR_SIZE, f]
+            for x in range(size - 1):
+                a = start + x
+                left = size - x
+                limit = BELOW_LIMIT[left]
+                b = next_byte(st)
+                while b >= limit:
+                    b = next_byte(st)
+                pick = b - ((b * BELOW_RECIPROCAL[left]) >> 32) * left
+                if pick > 0:
+                    v = tab[row, a + pick]
+                    for c in range(a + pick, a, -1):
+                        tab[row, c] = tab[row, c - 1]
+                    tab[row, a] = v
+        if phase == 1:  # P2: the members' slots, in the order just drawn
+            for p in range(n):
+                i = tab[T_ORDER, p]
+                tab[T_SLOT, i] = p
+            break
+        k = -1
+        for p in range(m):
+            k += not (shared and tied and tab[T_TIED, p])
+            tab[e_slot, tab[e_order, p]] = k
+        if mode == MODE_INDIVIDUAL:
+            break
+        # P2: the sides' members, side after side in acting order, each side in a fresh
+        # fair order (within_side = "random") or in scenario order; one slot each.
         pos = 0
-        for q in range(ns):
-            kq = sd[q, S_KEY]
-            pos += (kq > ks) | ((kq == ks) & (q < s))
-        sg[so + pos] = s
-    _shuffle_ties(st, S_KEY, sd, sg, so, ns)  # P2: then a fair random order
-    mem = n + ns
-    slot = 0
-    for r in range(ns):
-        s = sg[so + r]
-        start = sd[s, S_MSTART]
-        m = sd[s, S_MCOUNT]
-        for q in range(m):
-            sg[slot + q] = sg[mem + start + q]
-        for q in range(m):
-            if within == 0 and q < m - 1:  # within_side = "random": a fresh fair order
-                _pick_next(st, sg, slot + q, m - q)
-            cb[sg[slot + q], W_SLOT] = slot + q
-        slot += m
+        n_fair = 0
+        for x in range(m):
+            s = tab[T_SORDER, x]
+            start = tab[T_MSTART, s]
+            size = tab[T_MCOUNT, s]
+            for q in range(size):
+                i = tab[T_MEMBERS, start + q]
+                tab[T_ORDER, pos + q] = i
+                tab[T_TOTAL, i] = tab[T_STOTAL, s]  # P3 "strict" compares side totals
+            if tab[T_PAR, P_WITHIN] == WITHIN_RANDOM and size > 1:
+                tab[T_FAIR_START, n_fair] = pos
+                tab[T_FAIR_SIZE, n_fair] = size
+                n_fair += 1
+            pos += size
+        row = T_ORDER
+    # P3: tab[T_RUN_END, p], the first acting position after p's information run.  A
+    # combatant learns the first action of everyone after its run (group mode: other
+    # sides only); the run is those with its total ("strict": "of those whose
+    # initiative is less than his own") or its slot ("order", revision 1).  Along the
+    # acting order totals never rise and slots never fall: runs are consecutive.
+    row = T_TOTAL if tab[T_PAR, P_INFO] == INFORMATION_STRICT else T_SLOT
+    tab[T_RUN_END, n - 1] = n
+    later = tab[row, tab[T_ORDER, n - 1]]
+    for p in range(n - 2, -1, -1):
+        v = tab[row, tab[T_ORDER, p]]
+        tab[T_RUN_END, p] = p + 1 if v != later else tab[T_RUN_END, p + 1]
+        later = v
+    # P3/P4: the first action each states (and must carry out), in scenario order: an
+    # attack with probability attack_share, at ``below`` over its target list.
+    for i in range(n):
+        share = tab[T_SHARE, i]
+        attack = share == SHARE_ALWAYS or (share != SHARE_NEVER and chance(st, share))
+        tab[T_TARGET, i] = NOBODY
+        tab[T_CHOICE, i] = 0
+        if attack:
+            count = tab[T_TCOUNT, i]  # below(count), its byte path written out as above
+            k = 0
+            if count > 1:
+                limit = BELOW_LIMIT[count]
+                b = next_byte(st)
+                while b >= limit:
+                    b = next_byte(st)
+                k = b - ((b * BELOW_RECIPROCAL[count]) >> 32) * count
+            tab[T_TARGET, i] = tab[T_TARGETS + i, k]
+            tab[T_CHOICE, i] = k + 1
 
 
-@njit(**_JIT, inline="always")
-def _play(st, mode, tie, within, cb, sd, sg, n, ns, tg):
-    """Play one round: every ``W_SLOT`` (acting slot) and ``W_ABBA`` (attacked before)."""
-    if mode == 0:
-        _order_individual(st, tie, cb, sg, n)
+@njit(**JIT)
+def _note(ev, ne, r, kind, actor, other, a, b):
+    """Write one event row (trace); returns the new number of events."""
+    ev[ne, 0] = r
+    ev[ne, 1] = kind
+    ev[ne, 2] = actor
+    ev[ne, 3] = other
+    ev[ne, 4] = a
+    ev[ne, 5] = b
+    ev[ne, 6] = 0
+    ev[ne, 7] = 0
+    return ne + 1
+
+
+@njit(**JIT)
+def _note_round(ev, ne, r, tab):
+    """The events of the round ``_play_round`` left in ``tab``, in the twin's order:
+    the rolls (P1/P2), the slots, who learns whose first action (P3: learners in
+    acting order), then every action and attack (P4) in acting order."""
+    n = tab[T_PAR, P_N]
+    if tab[T_PAR, P_MODE] == MODE_INDIVIDUAL:
+        m, total, roll_event, slot_event = n, T_TOTAL, EV_ROLL_P1, EV_SLOT_P1
     else:
-        _order_group(st, within, cb, sd, sg, n, ns)
-    # P3/P4: everyone carries out the first action it stated (drawn in scenario order)
+        m, total, roll_event, slot_event = tab[T_PAR, P_SIDES], T_STOTAL, EV_ROLL_P2, EV_SLOT_P2
+    for k in range(m):
+        ne = _note(ev, ne, r, roll_event, k, _NOBODY, tab[T_DIE, k], tab[total, k])
+    for p in range(n):
+        i = tab[T_ORDER, p]
+        ne = _note(ev, ne, r, slot_event, i, _NOBODY, tab[T_SLOT, i], _ZERO)
+    for p in range(n):
+        f = tab[T_ORDER, p]
+        for q in range(tab[T_RUN_END, p], n):
+            g = tab[T_ORDER, q]
+            if tab[T_PAR, P_MODE] == MODE_INDIVIDUAL or tab[T_SIDE, g] != tab[T_SIDE, f]:
+                ne = _note(ev, ne, r, EV_INTENT, f, g, _ZERO, _ZERO)
+    for p in range(n):
+        f = tab[T_ORDER, p]
+        ne = _note(ev, ne, r, EV_ACT, f, _NOBODY, _ZERO, _ZERO)
+        if tab[T_TARGET, f] != NOBODY:
+            ne = _note(ev, ne, r, EV_ATTACK, f, tab[T_TARGET, f], _ZERO, _ZERO)
+    return ne
+
+
+# --------------------------------------------------------------------------- counting
+@njit(**JIT)
+def _count_round(tab, y):
+    """The per-combatant counts of the round in ``tab``, written to their slots of ``y``."""
+    n = tab[T_PAR, P_N]
     for i in range(n):
-        cb[i, W_ABBA] = 0
+        y[tab[T_SLOTS + K_FIRST, i]] = tab[T_SLOT, i] == 0
+        y[tab[T_SLOTS + K_ACTIONS, i]] = ACTIONS_PER_ROUND  # P4: everyone acts once
+        y[tab[T_SLOTS + K_NO_ACTION, i]] = 0
+        y[tab[T_SLOTS + K_ATTACKED_FIRST, i]] = 0
+        y[tab[T_SLOTS + K_MADE, i]] = tab[T_TARGET, i] != NOBODY
+        y[tab[T_SLOTS + K_RECEIVED, i]] = 0
+        y[tab[T_SLOTS + K_UNDEFENDED, i]] = 0
+    for s in range(tab[T_PAR, P_SIDES]):
+        tab[T_AHEAD, s] = 0
+    # P3, opponents only: i learns everyone after its information run, and everyone
+    # before its run learns i's first action.
+    p = 0
+    while p < n:
+        q = tab[T_RUN_END, p]
+        for k in range(p, q):
+            i = tab[T_ORDER, k]
+            y[tab[T_SLOTS + K_DISCLOSED, i]] = p - tab[T_AHEAD, tab[T_SIDE, i]] > 0
+        for k in range(p, q):
+            tab[T_AHEAD, tab[T_SIDE, tab[T_ORDER, k]]] += 1
+        for k in range(p, q):
+            i = tab[T_ORDER, k]
+            s = tab[T_SIDE, i]
+            y[tab[T_SLOTS + K_KNOWN, i]] = (n - q) - (tab[T_MCOUNT, s] - tab[T_AHEAD, s])
+        p = q
+    # P4: every stated attack is carried out; nothing defends in this system
     for i in range(n):
-        threshold = cb[i, C_SHARE]
-        if threshold >= SHARE_ONE or (threshold >= 0 and chance(st, threshold)):
-            t = sg[tg + cb[i, C_TSTART] + _below(st, cb[i, C_TCOUNT])]
-            cb[t, W_ABBA] |= cb[i, W_SLOT] < cb[t, W_SLOT]
+        t = tab[T_TARGET, i]
+        if t != NOBODY:
+            y[tab[T_SLOTS + K_RECEIVED, t]] += 1
+            y[tab[T_SLOTS + K_UNDEFENDED, t]] += 1
+            if tab[T_SLOT, i] < tab[T_SLOT, t]:  # a shared slot is not "before acting"
+                y[tab[T_SLOTS + K_ATTACKED_FIRST, t]] = 1
 
 
-@njit(**_JIT, inline="always")
-def _count(cb, y, ksq, n, w):
-    """Add ``w`` times the counts of the round in ``cb`` to ``y`` (known_intents^2 to ``ksq``).
-
-    The counts that are the same in every round (``_add_constant``) are left out.
-    """
-    before = n * N_COUNTS
+@njit(**JIT)
+def _fixed_counts(tab, y, n):
+    """The distribution slots: P4, exactly one action each (``actions_dist.1``)."""
     for i in range(n):
-        base = i * N_COUNTS
-        si = cb[i, W_SLOT]
-        side = cb[i, C_SIDE]
-        known = 0
-        disclosed = 0
-        row = before + i * n
-        for j in range(n):  # branch-free: the comparisons are coin flips
-            sj = cb[j, W_SLOT]
-            opp = cb[j, C_SIDE] != side
-            later = si < sj
-            y[row + j] += later * w
-            known += later & opp  # P3: i learns j's first action
-            disclosed |= (sj < si) & opp  # P3: j learns i's first action
-        y[base + K_FIRST] += (si == 0) * w
-        y[base + K_ABBA] += cb[i, W_ABBA] * w
-        y[base + K_KNOWN] += known * w
-        ksq[i] += known * known * w
-        y[base + K_DISCLOSED] += disclosed * w
+        for k in range(DIST_SIZE):
+            y[tab[T_DIST, i] + k] = k == ACTIONS_PER_ROUND
 
 
-@njit(**_JIT, inline="always")
-def _add_constant(y, n, times):
-    """Counts equal in every round: P4, one action each (``actions``, ``actions_dist.1``)."""
-    dist = n * N_COUNTS + n * n
+@njit(**JIT)
+def _full_row(tab, src, dst, op, y):
+    """The complete row of the round in ``tab``: counts, acts_before, distributions
+    and the group and side slots (``aggregate_round``)."""
+    n = tab[T_PAR, P_N]
+    for m in range(y.size):
+        y[m] = 0
+    _count_round(tab, y)
+    before = tab[T_PAR, P_BEFORE]
     for i in range(n):
-        y[i * N_COUNTS + K_ACTIONS] += times
-        y[dist + i * DIST_SIZE + 1] += times
+        for j in range(n):
+            y[before + i * n + j] = tab[T_SLOT, i] < tab[T_SLOT, j]
+    _fixed_counts(tab, y, n)
+    aggregate_round(y, src, dst, op)
 
 
-@njit(**_JIT)
-def _run_chunk(
-    key, first, n_rounds, mode, tie, within, cb, sd, sg, acc, ksq, hist, s1, s2, sl, tot, st
-):
-    """Play rounds ``first .. first + n_rounds - 1`` of the chunk with key ``key`` as
-    one-round cycles; add their sums (see the module docstring).
+@njit(**JIT)
+def _flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot):
+    """``w`` one-round cycles whose row is ``y`` (metrics.flush_cycle, ``w`` times)."""
+    for k in range(pa.size):
+        sx[k] += w * y[pa[k]] * y[pb[k]]
+    for m in range(y.size):
+        v = y[m]
+        s1[m] += w * v
+        s2[m] += w * v * v
+        sl[m] += w * v
+    tot[0] += w
+    tot[1] += w
+    tot[2] += w
 
-    With a histogram (``hist.size > 1``, at most ``HIST_MAX_N`` combatants) each round
-    only counts its outcome -- every slot and ``W_ABBA``, all that ``_count`` reads --
-    and the counts are derived once per distinct outcome at the end.
-    """
+
+# --------------------------------------------------------------------------- run: general
+@njit(**JIT)
+def _run_general(
+    key, first, n_rounds, tab, src, dst, op, var_src, var_dst, var_op, units_varying, pa, pb,
+    pair_before, y,
+    acc1, acc2, accx, slot8, before8, s1, s2, sl, sx, tot, st,
+):  # fmt: skip
+    """Play rounds ``first ..`` of the chunk with key ``key``; add their sums.
+
+    Every round's row (but acts_before) is added to ``acc1`` and its squares to
+    ``acc2``, in two stretches of the layout: the combatants' counts, and the
+    distributions, scenario and aggregate slots.  acts_before goes to byte counters."""
     key = unmanaged(key)
-    st = unmanaged(st)  # the caller's: a stream allocated here is reference-counted per round
-    cb = unmanaged(cb)
-    sd = unmanaged(sd)
-    sg = unmanaged(sg)
-    acc = unmanaged(acc)
-    ksq = unmanaged(ksq)
-    hist = unmanaged(hist)
-    n = cb.shape[0]
-    ns = sd.shape[0]
-    tg = 2 * n + ns
-    if hist.size > 1:
-        for r in range(first, first + n_rounds):
-            round_start_lazy(st, key, r)
-            _play(st, mode, tie, within, cb, sd, sg, n, ns, tg)
-            code = 0
-            for i in range(n):
-                code |= (cb[i, W_SLOT] << (HIST_SLOT_BITS * i)) | (
-                    cb[i, W_ABBA] << (HIST_SLOT_BITS * n + i)
-                )
-            hist[code] += 1
-        for code in range(hist.size):
-            w = hist[code]
-            if w > 0:
-                for i in range(n):
-                    cb[i, W_SLOT] = (code >> (HIST_SLOT_BITS * i)) & HIST_SLOT_MASK
-                    cb[i, W_ABBA] = (code >> (HIST_SLOT_BITS * n + i)) & 1
-                _count(cb, acc, ksq, n, w)
-    else:
-        for r in range(first, first + n_rounds):
-            round_start_lazy(st, key, r)
-            _play(st, mode, tie, within, cb, sd, sg, n, ns, tg)
-            _count(cb, acc, ksq, n, 1)
-    _add_constant(acc, n, n_rounds)
-    for m in range(acc.size):
-        v = acc[m]
-        s1[m] += v
-        s2[m] += v  # every count but known_intents is 0 or 1 in a round: y^2 = y
-        sl[m] += v  # cycle length 1
-    for i in range(n):
-        m = i * N_COUNTS + K_KNOWN
-        s2[m] += ksq[i] - acc[m]
+    tab = unmanaged(tab)
+    var_src = unmanaged(var_src)
+    var_dst = unmanaged(var_dst)
+    var_op = unmanaged(var_op)
+    units_varying = unmanaged(units_varying)
+    pa = unmanaged(pa)
+    pb = unmanaged(pb)
+    pair_before = unmanaged(pair_before)
+    y = unmanaged(y)
+    acc1 = unmanaged(acc1)
+    acc2 = unmanaged(acc2)
+    accx = unmanaged(accx)
+    slot8 = unmanaged(slot8)
+    before8 = unmanaged(before8)
+    st = unmanaged(st)
+    n = tab[T_PAR, P_N]
+    before = tab[T_PAR, P_BEFORE]
+    after = before + n * n  # the distributions start here
+    units = tab[T_PAR, P_UNITS]
+    size = tab[T_PAR, P_SIZE]
+    _fixed_counts(tab, y, n)  # P4: the same in every round
+    in_bytes = 0
+    for r in range(first, first + n_rounds):
+        round_start_lazy(st, key, r)
+        _play_round(st, tab)
+        _count_round(tab, y)
+        if r == first:  # every aggregate slot; those of FIXED_COUNTS keep their values
+            for m in range(units, size):
+                y[m] = 0
+            aggregate_round(y, src, dst, op)
+        else:
+            for k in range(units_varying.size):
+                y[units_varying[k]] = 0
+            aggregate_round(y, var_src, var_dst, var_op)
+        for m in range(before):
+            v = y[m]
+            acc1[m] += v
+            acc2[m] += v * v
+        for m in range(after, size):
+            v = y[m]
+            acc1[m] += v
+            acc2[m] += v * v
+        if pa.size > 0:
+            for k in range(pair_before.size):
+                m = pair_before[k] - before
+                y[m + before] = tab[T_SLOT, m // n] < tab[T_SLOT, m % n]
+            for k in range(pa.size):
+                accx[k] += y[pa[k]] * y[pb[k]]
+        # acts_before: a byte counter per pair, a vector instruction for many pairs
+        for i in range(n):
+            slot8[i] = tab[T_SLOT, i]
+        for i in range(n):
+            si = slot8[i]
+            row = i * n
+            for j in range(n):
+                before8[row + j] += si < slot8[j]
+        in_bytes += 1
+        if in_bytes == BYTE_ROUNDS:
+            _empty_bytes(before8, acc1, before)
+            in_bytes = 0
+    _empty_bytes(before8, acc1, before)
+    for m in range(size):
+        s1[m] += acc1[m]
+        sl[m] += acc1[m]  # one-round cycles
+        s2[m] += acc2[m]
+    for m in range(before, after):  # acts_before is 0 or 1: its square is itself
+        s2[m] += acc1[m] - acc2[m]
+    for k in range(pa.size):
+        sx[k] += accx[k]
     tot[0] += n_rounds
     tot[1] += n_rounds
     tot[2] += n_rounds
 
 
-@njit(**_JIT)
-def _trace_rounds(key, first, n_rounds, mode, tie, within, cb, sd, sg, size):
-    """Each round's counts as a row (tests): int64 [n_rounds, size]; row ``r`` is round
-    ``first + r`` of the chunk with key ``key``."""
-    out = np.zeros((n_rounds, size), np.int64)
+@njit(**JIT)
+def _empty_bytes(before8, acc1, before):
+    for m in range(before8.size):
+        acc1[before + m] += before8[m]
+        before8[m] = 0
+
+
+# --------------------------------------------------------------------------- run: histogram
+@njit(**JIT)
+def _decode(code, tab):
+    """The round of an outcome code back in ``tab``: slots, targets, the acting order
+    (by slot, slot-mates in scenario order) and the information runs."""
+    n = tab[T_PAR, P_N]
+    for i in range(n):
+        field = code >> (CODE_BITS * i)
+        tab[T_SLOT, i] = field & ((1 << CODE_SLOT_BITS) - 1)
+        choice = (field >> CODE_SLOT_BITS) & ((1 << CODE_CHOICE_BITS) - 1)
+        tab[T_TARGET, i] = tab[T_TARGETS + i, choice - 1] if choice > 0 else NOBODY
+    p = 0
+    for s in range(n):
+        for i in range(n):
+            if tab[T_SLOT, i] == s:
+                tab[T_ORDER, p] = i
+                p += 1
+    for p in range(n - 1, -1, -1):
+        if p == n - 1 or (code >> (CODE_BITS * n + p)) & 1:
+            tab[T_RUN_END, p] = p + 1
+        else:
+            tab[T_RUN_END, p] = tab[T_RUN_END, p + 1]
+
+
+@njit(**JIT)
+def _empty_table(table, tab, src, dst, op, y, s1, s2, sl, sx, pa, pb, tot):
+    """Count every outcome in the table once, with its number of rounds; empty it."""
+    for h in range(HASH_CAPACITY):
+        code = table[2 * h]
+        if code != HASH_EMPTY:
+            _decode(code, tab)
+            _full_row(tab, src, dst, op, y)
+            _flush_weighted(y, table[2 * h + 1], s1, s2, sl, sx, pa, pb, tot)
+            table[2 * h] = HASH_EMPTY
+            table[2 * h + 1] = 0
+
+
+@njit(**JIT)
+def _run_histogram(
+    key, first, n_rounds, tab, src, dst, op, table, y, s1, s2, sl, sx, pa, pb, tot, st,
+):  # fmt: skip
+    """Play rounds ``first ..`` of the chunk with key ``key`` (at most ``HIST_MAX_N``
+    combatants); count each distinct outcome once (module docstring).  ``table``: a hash
+    table of (outcome, rounds) pairs, open addressing."""
+    key = unmanaged(key)
+    tab = unmanaged(tab)
+    table = unmanaged(table)
+    st = unmanaged(st)
+    n = tab[T_PAR, P_N]
+    used = 0
+    for r in range(first, first + n_rounds):
+        round_start_lazy(st, key, r)
+        _play_round(st, tab)
+        # the outcome: every slot, every target and where P3's information runs break
+        # (all that _count_round and acts_before read)
+        code = 0
+        for i in range(n):
+            field = tab[T_SLOT, i] | (tab[T_CHOICE, i] << CODE_SLOT_BITS)
+            code |= field << (CODE_BITS * i)
+        for p in range(n - 1):
+            code |= (tab[T_RUN_END, p] == p + 1) << (CODE_BITS * n + p)
+        h = ((code * HASH_MULTIPLIER) >> HASH_SHIFT) & HASH_MASK
+        while table[2 * h] != code and table[2 * h] != HASH_EMPTY:
+            h = (h + 1) & HASH_MASK
+        if table[2 * h] == HASH_EMPTY:
+            table[2 * h] = code
+            used += 1
+        table[2 * h + 1] += 1
+        if used > HASH_LOAD:
+            _empty_table(table, tab, src, dst, op, y, s1, s2, sl, sx, pa, pb, tot)
+            used = 0
+    _empty_table(table, tab, src, dst, op, y, s1, s2, sl, sx, pa, pb, tot)
+
+
+# --------------------------------------------------------------------------- trace
+@njit(**JIT)
+def _trace_rounds(key, first, n_rounds, tab, src, dst, op):
+    """Rounds ``first ..``: complete rows, events, and the stream state after each."""
+    n = tab[T_PAR, P_N]
+    rows = np.zeros((n_rounds, tab[T_PAR, P_SIZE]), np.int64)
+    states = np.zeros((n_rounds, CANONICAL_WORDS), np.uint64)
+    most = n * n + 3 * n + tab[T_PAR, P_SIDES]  # events of one round at most
+    ev = np.zeros((most * min(max(n_rounds, 1), 64), EVENT_WIDTH), np.int64)
     st = np.zeros(STATE_WORDS, np.uint64)
-    n = cb.shape[0]
-    ns = sd.shape[0]
-    ksq = np.zeros(n, np.int64)
-    for r in range(n_rounds):
-        round_start_lazy(st, key, first + r)
-        _play(st, mode, tie, within, cb, sd, sg, n, ns, 2 * n + ns)
-        _count(cb, out[r], ksq, n, 1)
-        _add_constant(out[r], n, 1)
-    return out
+    ne = np.int64(0)
+    for k in range(n_rounds):
+        if ne + most > ev.shape[0]:
+            grown = np.zeros((2 * ev.shape[0], EVENT_WIDTH), np.int64)
+            for e in range(ne):  # element by element: a slice copy compiles slowly
+                for c in range(EVENT_WIDTH):
+                    grown[e, c] = ev[e, c]
+            ev = grown
+        r = first + k
+        round_start_lazy(st, key, r)
+        _play_round(st, tab)
+        ne = _note_round(ev, ne, r, tab)
+        _full_row(tab, src, dst, op, rows[k])
+        words = canonical_state(st)
+        for c in range(CANONICAL_WORDS):
+            states[k, c] = words[c]
+    return rows, ev[:ne].copy(), states
+
+
+# --------------------------------------------------------------------------- entry points
+def uses_histogram(compiled: Compiled) -> bool:
+    """True if ``run_chunk`` takes the histogram path for this scenario."""
+    return compiled.n <= HIST_MAX_N
 
 
 def run_chunk(
@@ -431,39 +836,63 @@ def run_chunk(
     n_rounds: int,
     sums: Sums,
     first: int = 0,
-    no_hold: bool = False,
-) -> bool:
-    """Play rounds ``first ..`` of the chunk with key ``key`` and add them to ``sums``.
+    histogram: bool | None = None,
+) -> None:
+    """Play rounds ``first .. first + n_rounds - 1`` of the chunk with key ``key`` (its
+    first four words) and add them to ``sums``.  ``histogram`` forces a path (tests)."""
+    if histogram is None:
+        histogram = uses_histogram(compiled)
+    if histogram and not uses_histogram(compiled):
+        raise ValueError(f"the histogram path takes at most {HIST_MAX_N} combatants")
+    lay = compiled.layout
+    y = np.zeros(lay.size, np.int64)
+    st = np.zeros(STATE_WORDS, np.uint64)
+    pa, pb = compiled.pairs
+    src, dst, op = compiled.agg
+    key4 = np.ascontiguousarray(key[:4], dtype=np.uint64)
+    tab = compiled.tab.copy()
+    if histogram:
+        table = np.zeros(2 * HASH_CAPACITY, np.int64)
+        table[::2] = HASH_EMPTY
+        _run_histogram(key4, first, n_rounds, tab, src, dst, op, table, y, sums.s1, sums.s2,
+                       sums.sl, sums.sx, pa, pb, sums.tot, st)  # fmt: skip
+        return
+    n = lay.n
+    _run_general(
+        key4, first, n_rounds, tab, src, dst, op, *compiled.agg_varying, compiled.units_varying,
+        pa, pb, compiled.pair_before, y,
+        np.zeros(lay.size, np.int64), np.zeros(lay.size, np.int64), np.zeros(pa.size, np.int64),
+        np.zeros(n, np.uint8), np.zeros(n * n, np.uint8), sums.s1, sums.s2, sums.sl, sums.sx,
+        sums.tot, st,
+    )  # fmt: skip
 
-    ``key``: the chunk's key (``chunk_state``; only its first four words are used).
-    ``no_hold`` is returned unchanged: perception has no R8 and carries no state from
-    round to round (the argument keeps the kernels' common interface).
-    """
-    _run_chunk(
-        key[:4].copy(),
-        first,
-        n_rounds,
-        compiled.mode,
-        compiled.tie,
-        compiled.within,
-        compiled.table.copy(),
-        compiled.sides.copy(),
-        compiled.sg.copy(),
-        np.zeros(compiled.layout.size, np.int64),
-        np.zeros(compiled.layout.n, np.int64),
-        np.zeros(hist_bins(compiled.layout.n), np.int64),
-        sums.s1,
-        sums.s2,
-        sums.sl,
-        sums.tot,
-        np.zeros(STATE_WORDS, np.uint64),
-    )
-    return no_hold
+
+def trace_rounds(
+    compiled: Compiled,
+    key: np.ndarray,
+    n_rounds: int,
+    first: int = 0,
+    dice: dict[int, list[int]] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rounds ``first ..`` of the chunk with key ``key``: (rows, events, states).
+
+    ``dice`` maps a roller index (P1: combatant; P2: side) to its one face."""
+    tab = compiled.tab.copy()
+    for k, faces in (dice or {}).items():
+        if not 0 <= k < compiled.n_rollers:
+            raise ValueError(f"no roller {k}; there are {compiled.n_rollers}")
+        (face,) = faces
+        if not 1 <= face <= D10:
+            raise ValueError(f"{face} is not a face of a d10")
+        tab[T_FIXED, k] = face
+    src, dst, op = compiled.agg
+    key4 = np.ascontiguousarray(key[:4], dtype=np.uint64)
+    return _trace_rounds(key4, first, n_rounds, tab, src, dst, op)
 
 
 def hist_bins(n: int) -> int:
-    """Histogram size of ``_run_chunk`` for ``n`` combatants (1: no histogram)."""
-    return 1 << ((HIST_SLOT_BITS + 1) * n) if n <= HIST_MAX_N else 1
+    """Histogram size of ``run_chunk`` for ``n`` combatants (1: no histogram)."""
+    return HASH_CAPACITY if n <= HIST_MAX_N else 1
 
 
 def trace(
@@ -473,20 +902,5 @@ def trace(
     no_hold_first: bool = False,
     first: int = 0,
 ) -> np.ndarray:
-    """Per-round counts (one row per round) in the layout of ``compiled.layout``.
-
-    Row ``r`` is round ``first + r`` of the chunk with key ``key``.  ``no_hold_first``
-    is accepted for the kernels' common interface and has no effect (no R8 here).
-    """
-    return _trace_rounds(
-        key[:4].copy(),
-        first,
-        n_rounds,
-        compiled.mode,
-        compiled.tie,
-        compiled.within,
-        compiled.table.copy(),
-        compiled.sides.copy(),
-        compiled.sg.copy(),
-        compiled.layout.size,
-    )
+    """Per-round rows (the interface of the other systems' kernels; no R8 here)."""
+    return trace_rounds(compiled, key, n_rounds, first=first)[0]

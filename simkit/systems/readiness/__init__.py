@@ -1,4 +1,12 @@
-"""System ``readiness``: dice-pool initiative (RULES.md R1-R10)."""
+"""System ``readiness``: dice-pool initiative (docs/rules.md, R1-R10, revision 2).
+
+The package: ``schema.py`` (fields and rules), ``codes.py`` (the named codes of every
+value, count and event), ``rules.py`` (one round, R1-R9: the only implementation of
+the rules), ``kernel.py`` (a scenario as arrays; ``run_chunk`` and ``trace``, both
+playing every round through ``rules.play_round``), ``events.py`` (trace events as the
+twin's tuples, text and JSON).  The plain-Python twin tests/twins/readiness.py is the
+specification the kernel is held to.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +17,21 @@ import numpy as np
 
 from simkit.metrics import Layout, Sums
 from simkit.systems.base import Problem, SystemBase, Trace
-from simkit.systems.readiness import kernel
+from simkit.systems.readiness import events, kernel
+from simkit.systems.readiness.codes import COUNTS, SCENARIO_COUNTS, SIDES
 from simkit.systems.readiness.schema import FIELDS, RULES
+
+# cost(): nanoseconds per round measured on the 2-core reference machine (run_chunk,
+# default policies, 4 to 200 combatants of readiness 1 to 20), least-squares fitted as
+# ROUND + DIE * dice + COMBATANT * n + PAIR * n**2 (the n**2: acts_before, T2 ranks),
+# within 30% of every measurement; cost() is that over the bench scenario's.
+COST_ROUND = -209.0
+COST_PER_DIE = 27.3
+COST_PER_COMBATANT = 65.3
+COST_PER_PAIR = 0.69
+BENCH_DICE = 12
+BENCH_COMBATANTS = 4
+LEAST_COST = 0.25
 
 
 class Readiness(SystemBase):
@@ -21,13 +42,14 @@ class Readiness(SystemBase):
     rules = RULES
     main_field = "readiness"
     policies = ("hold", "defend", "guard")
-    counts = kernel.COUNTS
-    scenario_counts = kernel.SCENARIO_COUNTS
+    counts = COUNTS
+    scenario_counts = SCENARIO_COUNTS
     waiting_words = "holding (R5)"
     method_note = (
-        "Each combatant rolls its readiness in d6 (R1), raised by its advantage (R2); the "
-        "highest unspent die acts next (R3), ties broken by more dice of that value, then "
-        "the other dice of the round, then at random."
+        "Each combatant rolls its readiness in d6 (R1); an advantage raises one die (R2); "
+        "the highest unspent die acts next (R3), ties broken by more dice of that value, "
+        "then the other dice of the round, then at random; an attack is answered by its "
+        "target and by guarding allies (R7)."
     )
 
     def prepare(self, entry: Mapping[str, Any], params: dict[str, Any]) -> list[Problem]:
@@ -35,7 +57,8 @@ class Readiness(SystemBase):
             return [
                 Problem(
                     "weakness",
-                    'weakness applies to heroes only (R8); remove it or set role = "hero"',
+                    "weakness applies to heroes only (R8: a secondary's wound is 3); remove it "
+                    'or set role = "hero"',
                 )
             ]
         return []
@@ -50,10 +73,17 @@ class Readiness(SystemBase):
         return {"hold": "never"}
 
     def cost(self, scenario: Any) -> float:
-        return max(1.0, sum(c["readiness"] for c in scenario.combatants) / 12)
+        """Relative time of a round (1 for the bench scenario), fitted to measurements."""
 
-    def dice_spec(self, params: Mapping[str, Any]) -> tuple[int, int]:
-        return (int(params["readiness"]), 6)
+        def ns(n: int, dice: int) -> float:
+            return COST_ROUND + COST_PER_DIE * dice + COST_PER_COMBATANT * n + COST_PER_PAIR * n * n
+
+        n = len(scenario.combatants)
+        dice = sum(c["readiness"] for c in scenario.combatants)
+        return max(LEAST_COST, ns(n, dice) / ns(BENCH_COMBATANTS, BENCH_DICE))
+
+    def rollers(self, scenario: Any) -> list[tuple[str, int, int]]:
+        return [(c.name, int(c["readiness"]), SIDES) for c in scenario.combatants]
 
     def compile(self, scenario: Any, layout: Layout) -> Any:
         return kernel.compile_scenario(scenario, layout)
@@ -67,9 +97,7 @@ class Readiness(SystemBase):
         first: int = 0,
         carry: int = 0,
     ) -> int:
-        return int(
-            kernel.run_chunk(compiled, key, n_rounds, sums, first=first, no_hold=bool(carry))
-        )
+        return kernel.run_chunk(compiled, key, n_rounds, sums, first=first, carry=carry)
 
     def trace(
         self,
@@ -80,9 +108,32 @@ class Readiness(SystemBase):
         carry: int = 0,
         dice: Mapping[int, Sequence[int]] | None = None,
     ) -> Trace:
-        rows = kernel.trace(compiled, key, n_rounds, bool(carry), first)
-        empty = np.zeros((0, 8), np.int64)
-        return Trace(rows, empty, np.zeros(n_rounds, np.int64), np.zeros((n_rounds, 6), np.uint64))
+        rows, evs, carries, states = kernel.trace(
+            compiled, key, n_rounds, first=first, carry=carry, dice=dice
+        )
+        return Trace(rows, evs, carries, states)
+
+    def event_tuple(self, event: np.ndarray, scenario: Any) -> tuple[Any, ...]:
+        return events.event_tuple(event, scenario.names)
+
+    def event_text(self, event: np.ndarray, scenario: Any) -> str:
+        return events.event_text(event, scenario.names)
+
+    def event_json(self, event: np.ndarray, scenario: Any) -> dict[str, Any]:
+        return events.event_json(event, scenario.names)
+
+    def warmup_scenarios(self) -> list[dict[str, Any]]:
+        """The bench scenario and one with holds, guards and advantage: both drivers
+        (run and trace) over the one round function reach every kernel path."""
+        holds = {
+            "scenario": {"name": "warmup readiness", "system": self.name},
+            "combatant": [
+                {"name": "A", "side": "a", "readiness": 3, "hold": "until_attacked"},
+                {"name": "B", "side": "a", "readiness": 2, "guard": "always", "advantage": 2},
+                {"name": "C", "side": "b", "count": 2, "readiness": 3, "hold": "until_enemy_acts"},
+            ],
+        }
+        return [self.bench_scenario(), holds]
 
     def bench_scenario(self) -> dict[str, Any]:
         return {

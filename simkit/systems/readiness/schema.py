@@ -1,35 +1,110 @@
-"""Fields and rules of the readiness system (names exactly as RULES.md)."""
+"""Fields and rules of the readiness system, rules revision 2 (names exactly as in docs/rules.md).
+
+The choice tuples here are the only spelling of each policy and rule value: the
+kernel's named codes (``kernel.HOLD_CODES`` ...) are built from them with
+``base.codes``, so a value the schema accepts always has a code, and an unknown
+value is an error (``base.code_of``), never a silent default.
+"""
 
 from __future__ import annotations
 
 from simkit.systems.base import Field
 
+ROLES = ("hero", "secondary")
+HOLDS = ("never", "until_attacked", "until_enemy_acts")
+DEFENDS = ("always", "never", "unless_hasty")  # and "hasty_up_to:N" (HASTY_UP_TO_PATTERN)
+HASTY_UP_TO = "hasty_up_to"
 HASTY_UP_TO_PATTERN = r"hasty_up_to:(\d{1,6})"
-DEFEND_CHOICES = ("always", "never", "unless_hasty")
-HOLD_CHOICES = ("never", "until_attacked", "until_enemy_acts")
+HASTY_UP_TO_MAX = 999
+GUARDS = ("never", "backup", "always")
+ORDERS = ("dynamic", "chain")
+PREPS = ("one_die", "sixes", "lowest")
+HOLDER_ACTIONS = ("held_dice", "release_only")
+
+MAX_READINESS = 20  # a pool's count of one face must fit a byte field (kernel)
+MAX_ADVANTAGE = 120
+MAX_WEAKNESS = 20
 
 FIELDS: dict[str, Field] = {
-    "readiness": Field(int, low=1, high=20, meaning="R1: d6 rolled each round"),
-    "advantage": Field(int, 0, 0, 120, meaning="R2: preparation margin"),
-    "role": Field(
-        str, "hero", choices=("hero", "secondary"), meaning="R8: size of a stalemate wound"
+    "readiness": Field(
+        int,
+        low=1,
+        high=MAX_READINESS,
+        meaning="R1: initiative d6 rolled every round (player characters have 3)",
     ),
-    "weakness": Field(int, 1, 0, 20, meaning="R8: a hero's stalemate wound (heroes only)"),
-    "hold": Field(str, "never", choices=HOLD_CHOICES, meaning="R5"),
+    "advantage": Field(
+        int,
+        0,
+        0,
+        MAX_ADVANTAGE,
+        meaning="R2: preparation margin, pips added to its dice before the round (rules.prep)",
+    ),
+    "role": Field(
+        str,
+        "hero",
+        choices=ROLES,
+        meaning="R8: a hero's stalemate wound is its weakness, a \"secondary\" one's is 3",
+    ),
+    "weakness": Field(
+        int,
+        1,
+        0,
+        MAX_WEAKNESS,
+        meaning="R8: size of a hero's mental wound when a stalemate puts it on edge (heroes only)",
+    ),
+    "surprised": Field(
+        bool,
+        False,
+        meaning="R7: it does not understand what is happening and makes no responses (still acts)",
+    ),
+    "hold": Field(
+        str,
+        "never",
+        choices=HOLDS,
+        meaning="R5: when it holds its dice instead of acting on its first turn",
+    ),
     "defend": Field(
         str,
         "always",
-        choices=DEFEND_CHOICES,
+        choices=DEFENDS,
         pattern=HASTY_UP_TO_PATTERN,
         pattern_low=0,
-        pattern_high=999,
-        allowed='"always", "never", "unless_hasty" or "hasty_up_to:N" (N an integer 0..999)',
-        meaning="R7: when it defends itself",
+        pattern_high=HASTY_UP_TO_MAX,
+        allowed=(
+            f'"always", "never", "unless_hasty" or "hasty_up_to:N" (N an integer 0..'
+            f"{HASTY_UP_TO_MAX})"
+        ),
+        meaning="R7: when it answers an attack on itself (hastily only if this allows the scale)",
     ),
-    "guard": Field(bool, False, meaning="R7.2: defends allies whose own die is too low"),
+    "guard": Field(
+        str,
+        "never",
+        choices=GUARDS,
+        aliases={True: "backup", False: "never"},
+        allowed='"never", "backup" or "always" (true means "backup", false "never")',
+        meaning="R7: when it answers an attack on an ally (backup: only if the ally cannot)",
+    ),
 }
 
 RULES: dict[str, Field] = {
-    "order": Field(str, "dynamic", choices=("dynamic", "chain"), meaning="R3"),
-    "prep": Field(str, "sixes", choices=("sixes", "lowest"), meaning="R2"),
+    "order": Field(
+        str,
+        "dynamic",
+        choices=ORDERS,
+        meaning='R3: who acts next is chosen before every turn; "chain" spends all dice of a value',
+    ),
+    "prep": Field(
+        str,
+        "one_die",
+        choices=PREPS,
+        meaning='R2: advantage raises one die ("one_die"), or each pip goes to the highest die '
+        'below 6 ("sixes") or to the lowest die ("lowest")',
+    ),
+    "holder_actions": Field(
+        str,
+        "held_dice",
+        choices=HOLDER_ACTIONS,
+        meaning="R5: which of a former holder's actions are a holder's action (never answered "
+        'hastily); "release_only": only the one declared on release',
+    ),
 }

@@ -1,54 +1,76 @@
-"""System ``vtm``: d10 + Dexterity + Wits initiative (RULES.md V1-V7).
+"""System ``vtm``: the kernel of the rules, revision 2 (docs/rules.md, V1-V7), written once.
 
-``compile_scenario`` flattens a validated scenario into one int64 table;
-``run_chunk`` plays a chunk of rounds and adds their counts to running sums;
-``trace`` plays rounds and returns each round's counts (for the tests that compare
-the kernel with the plain-Python twin in ``tests/naive_vtm.py``).
+``compile_scenario`` flattens a validated scenario into one int64 memory vector and
+a plan of how its counts are summed; ``run_chunk`` plays rounds and adds their sums;
+``trace`` plays the same rounds on the same code (``_setup``, ``_play``, ``_finish``)
+and returns every round's complete row, its events and the stream state it left
+behind.  The plain-Python twin ``tests/twins/vtm.py`` is the specification: every
+count, every draw and every event of a round agree with it (tests/test_contract.py).
+Cases the rules leave open are decided in docs/rules-decisions.md (section vtm).
 
-Model of a round (where RULES.md is open, the choice is recorded in
-``docs/rules-decisions.md``, section ``vtm``)
-------------------------------------------------------------------------------
-* V1/V2 give the *time slots*: combatants sorted by (initiative, rating), both
-  descending.  Equal pairs share a slot under ``tie = "simultaneous"``; under
-  ``tie = "random"`` they get a fair random order (``below`` over the still-tied, in
-  scenario order; fastest tied group first; right after the dice).
-* Play is a sequence of *moments*.  A *turn group* is a set of combatants of one slot
-  acting together (the slot's members, or delayers released together).  In each of
-  its moments every member with an action left takes one, so a combatant's actions
-  come in a row and simultaneous members act side by side.
-* V3: a combatant knows the declarations of the opponents in strictly slower slots.
-* V4: an ``until_enemy_acts`` delayer skips its slot if no opponent has acted yet and
-  is released by the first moment in which an opponent acts; released delayers act
-  right after that moment (interrupting the current group, even in the middle of a
-  series of actions), slot by slot in order of initiative.  Delayers never released
-  act after the last normal action, fastest slot first.
-* V5: defenses exist only as aborts: an attacked combatant that has not acted yet,
-  has ``abort = "always"`` and still has a declared action gives up one declared
-  action for a defense.  Extra actions (V6) are never given up.
-* V6: after every normal action (and every delayer) each combatant with
-  ``extra_actions`` takes them all, slot by slot in order of initiative.
+A round
+-------
+``_setup``  V1: a d10 per combatant in scenario order (``trace --dice``: drawn, then
+            replaced); initiative = die + rating - wound_penalty (V7).  V2: positions
+            by descending (initiative, rating, -index): a sorting network up to 4
+            combatants, ranks by counting up to ``SMALL``, buckets of initiative
+            beyond; equal (initiative, rating) share one *slot*
+            (``tie = "simultaneous"``) or get a fair random order (``"random"``:
+            ``below`` over the still tied, fastest tied group first).  V3
+            (``_declare``): ``known_declarations`` = opponents in strictly slower
+            slots.  V6: each combatant's actions of its turn (1 under
+            ``multi = "end"``, ``actions`` under ``"in_turn"``) and the numbers
+            1..P_END of its end-of-round actions (a range: they are only ever taken
+            or given up from the front, so W_END_NEXT says which are left).
+``_play``   moment by moment: each pass of its loop finds who acts in the next
+            moment and plays it.  Slots in order; a slot's *turn group* (its members
+            that do not delay) plays moments in which each member with a turn action
+            left takes one.  V4: a delayer lets its turn pass while no opponent has
+            acted; right after a moment, the delayers waiting for one of the sides that
+            just acted are released (``_release``) and interrupt from a stack, the
+            fastest on top, each playing its whole turn (with those it releases in
+            turn) before the one below.  Delayers still waiting after the last slot
+            take their turns, fastest slot first.  V6: ``"end"``: additional rounds
+            k = 1, 2, ..., slot by slot, the members whose next end-of-round action is
+            number k together; ``"in_turn"``: slot by slot, each its extra actions.
+            One action: ``chance`` if 0 < attack_share < 1 (``SHARE_*`` codes: a
+            share that rounds to threshold 0 still draws), ``below`` over its target
+            list; V5: a target acting in the same moment defends nothing
+            (simultaneous); otherwise ``abort = "always"`` gives up its next action
+            still to come (one of its turn, else its earliest end-of-round action),
+            ``"before_acting"`` one of its turn actions while it has not acted yet.
+``_finish`` what follows from the round as a whole: first action, no action, the
+            distribution of actions, simultaneous, ``acts_before``.
 
-Implementation notes
---------------------
-* Round ``r`` of a chunk draws from its own stream (``random_stream.round_start``),
-  in the order of ``docs/rules-decisions.md``: the d10s in scenario order, the
-  random tie orders, then per action ``chance`` (if 0 < attack_share < 1) and
-  ``below`` over the target list.
-* One int64 table ``tb`` holds every combatant's parameters and round state, one
-  column per combatant; one int64 vector ``sg`` holds the order of play, a stack of
-  turn groups (the kernel's way of letting a released delayer interrupt) and the
-  target lists.  The chunk kernels take ``unmanaged`` views of every array.
-* V2 sorts unique keys (initiative, rating, 255 - index): a sorting network in
-  registers up to 4 combatants, ranks by counting up to 16, insertion beyond.
-* Nobody delays (the default): slots are played in order, without the stack.
-* Every round is one cycle (nothing carries over), so the running sums are plain
-  sums of the counts and of their squares; counts that are 0 or 1 are their own
-  squares.
-* Up to ``HIST_MAX`` combatants, ``acts_before`` is counted per round as one code
-  (the order of first actions) in a histogram that is expanded once per chunk.  When
-  nobody delays or aborts ("ranked" scenarios) the code is the slot structure, and
-  ``first_action``, ``known_declarations`` and ``simultaneous`` follow from it too;
-  actions, aborts and ``actions_dist`` are then the same in every round.
+Counts go into the round's row ``y`` through the layout's named slots
+(``cs[c * N_COUNTS + ACTIONS]`` is ``Layout.count_slots[c, ACTIONS]``); the group
+and side slots come from ``metrics.aggregate_round``.  With ``m[G_TRACE]`` set every
+step also writes its event row (``EVENT_COLUMNS``; the kinds and their columns are
+listed at ``E_ROLL``): the rows ``simkit trace`` prints.  Every helper takes data
+pointers (``_address``), not arrays: passing arrays costs reference counting per call.
+
+Sums
+----
+Every vtm round is its own regeneration cycle, so a chunk's sums are those of
+``flush_cycle(y, 1, ...)`` after every round.  ``compile_scenario`` sorts the slots
+of the layout once (``_SlotPlan``):
+* *constant* slots hold the same value in every round (``actions`` of a combatant
+  that cannot abort, ``attacks_made`` with attack_share 0 or 1, ...): their sums are
+  ``n * c`` and ``n * c * c``; *alias* slots equal another slot in every round
+  (``defenses`` = ``aborts`` = ``defended``, ...) and copy its sums;
+* up to ``HIST_MAX`` combatants the rest is *coded*: each round adds 1 to a
+  histogram of three codes: the ranks of the first actions (``first_action``,
+  ``acts_before``), the V2 slot positions (``known_declarations``, ``simultaneous``;
+  the same code when nobody delays or aborts) and, if it has at most ``VALUES_MAX``
+  values, the values of the other varying counts of the combatants (mixed radix);
+  ``_expand`` turns every code seen back into its counts through the code a round
+  uses (``_finish``, ``_declare``) and the group and side slots (aggregate_round);
+* every other slot is *flushed* each round (``s1 += v``, ``s2 += v * v``; 0/1 slots
+  ``s1`` only); beyond ``HIST_MAX`` combatants ``acts_before`` is counted into a
+  block of its own;
+* cross sums of pairs of slots are per-round products where both slots vary.
+``compile_scenario(..., plain=True)`` flushes every slot every round; the tests hold
+both plans, and the flushed rows of ``trace``, equal bit for bit.
 """
 
 from __future__ import annotations
@@ -56,19 +78,36 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
 
-from simkit.metrics import Layout, Sums
+from simkit.metrics import Layout, Sums, aggregate_round
+from simkit.metrics.layout import OP_ANY
+from simkit.metrics.registry import PROBABILITY, metric
+from simkit.systems.base import (
+    EVENT_WIDTH,
+    MAX_COMBATANTS,
+    NOBODY,
+    SHARE_ALWAYS,
+    SHARE_NEVER,
+    TIE_CODES,
+    TIE_RANDOM,
+    code_of,
+    codes,
+    share_code,
+)
 from simkit.systems.stream import (
     STATE_WORDS,
     below,
+    canonical_state,
     chance,
-    chance_threshold,
     roll,
     round_start_lazy,
 )
-from simkit.systems.support import unmanaged
+from simkit.systems.support import JIT, JIT_DISABLED, unmanaged
+from simkit.systems.vtm import schema
 
+# ----------------------------------------------------------------------------- counts
 COUNTS = (
     "first_action",
     "actions",
@@ -77,696 +116,1260 @@ COUNTS = (
     "defenses",
     "aborts",
     "known_declarations",
+    "attacks_made",
+    "attacks_received",
+    "undefended",
+    "defended",
 )
+(
+    FIRST_ACTION,
+    ACTIONS,
+    NO_ACTION,
+    ATTACKED_BEFORE_ACTING,
+    DEFENSES,
+    ABORTS,
+    KNOWN,
+    ATTACKS_MADE,
+    ATTACKS_RECEIVED,
+    UNDEFENDED,
+    DEFENDED,
+) = range(len(COUNTS))
+N_COUNTS = len(COUNTS)  # cs[c * N_COUNTS + ACTIONS] is Layout.count_slots[c, ACTIONS]
 SCENARIO_COUNTS = ("simultaneous",)
-MULTI_COUNTS = ("actions", "defenses", "aborts", "known_declarations")  # may exceed 1
-N_COUNTS = len(COUNTS)
-I_FIRST, I_ACTIONS, I_NO_ACTION, I_ABBA, I_DEFENSES, I_ABORTS, I_KNOWN = range(N_COUNTS)
 
-TIE_CODES = {"simultaneous": 0, "random": 1}
-DELAY_CODES = {"never": 0, "until_enemy_acts": 1}
-ABORT_CODES = {"never": 0, "always": 1}
+# ----------------------------------------------------------------------------- codes
+DELAY_CODES = codes(schema.DELAYS)
+DELAY_NEVER, DELAY_UNTIL_ENEMY_ACTS = (DELAY_CODES[d] for d in schema.DELAYS)
+ABORT_CODES = codes(schema.ABORTS)
+ABORT_NEVER, ABORT_ALWAYS, ABORT_BEFORE_ACTING = (ABORT_CODES[a] for a in schema.ABORTS)
+MULTI_CODES = codes(schema.MULTIS)
+MULTI_END, MULTI_IN_TURN = (MULTI_CODES[m] for m in schema.MULTIS)
 
-# Rows of the kernel's one int64 table ``tb`` (one column per combatant, so that the
-# loops over combatants read contiguous memory): parameters, then the round's state.
-C_RATING, C_KEY, C_SIDE, C_ACTIONS, C_EXTRA, C_DELAY, C_ABORT, C_SHARE = range(8)
-C_TSTART, C_TCOUNT = 8, 9
-W_KEY, W_LO, W_HI, W_REM, W_DELAYING, W_GROUP, W_FIRST, W_ACTS = range(10, 18)
-W_ABBA, W_ABORTS, W_KNOWN = 18, 19, 20
-N_ROWS = 21
-# The int64 vector ``sg``: round scalars, then the order of play (combatant at each
-# position), per-side scratch counts, the turn-group stack (lo, hi, group id per
-# entry) and the target lists.
-G_MOMENT, G_SP, G_GROUP, G_DELAYING, G_TOTAL, G_SIMULT = range(6)
-G_ORDER = 8
-MAX_COMBATANTS = 200
-G_SIDES = G_ORDER + MAX_COMBATANTS
-G_STACK = G_SIDES + MAX_COMBATANTS
-G_TARGETS = G_STACK + 3 * (MAX_COMBATANTS + 2)
+# Event kinds (column ``kind``); the other columns of each:
+#   E_ROLL        actor, a = die, b = initiative                              (V1)
+#   E_SLOT        actor = first member, a = slot index (0 = fastest); the members
+#                 as a bit mask over combatant indices in other, b, c, d (64 each)  (V2)
+#   E_KNOWN       actor, a = opponents whose declaration it knew               (V3)
+#   E_DELAY       actor lets its turn pass                                     (V4)
+#   E_RELEASE     actor stops waiting and takes its turn                       (V4)
+#   E_ACT         actor, a = moment, b = 1 for an end-of-round action    (V2 / V6)
+#   E_ATTACK      actor attacks other                                          (V2)
+#   E_ABORT       actor gives up an action to defend: a = 0 an action of its turn,
+#                 a = k its end-of-round action k                              (V5)
+#   E_UNANSWERED  nobody defends the attack on actor; a = why (NO_DEFENSE_*)     (V5)
+EVENT_KINDS = (
+    "roll",
+    "slot",
+    "known",
+    "delay",
+    "release",
+    "act",
+    "attack",
+    "abort",
+    "unanswered",
+)
+# (numpy scalars, so that numba types them int64, not as literals that would each get a
+# build of their own: one build of every function, whatever the call site passes)
+E_ROLL, E_SLOT, E_KNOWN, E_DELAY, E_RELEASE, E_ACT, E_ATTACK, E_ABORT, E_UNANSWERED = (
+    np.int64(k) for k in range(len(EVENT_KINDS))
+)
+EVENT_RULES = ("V1", "V2", "V3", "V4", "V4", "V2", "V2", "V5", "V5")  # E_ACT: V6 at the end
+# why an attack goes unanswered (V5; column a of E_UNANSWERED)
+NO_DEFENSE_POLICY, NO_DEFENSE_SAME_MOMENT, NO_DEFENSE_NOTHING_LEFT, NO_DEFENSE_HAS_ACTED = (
+    np.int64(k) for k in (-1, -2, -3, -4)
+)
 
-NONE = 1 << 40  # "no action yet" moment
-SHARE_ONE = 1 << 53  # chance threshold of attack_share = 1
-# The sort key of V2: initiative (made positive), rating, then 255 - index, so that
-# keys are unique and equal (initiative, rating) keep scenario order.  C_KEY holds
-# the key without the die, which is added as ``die << KEY_SHIFT``.
+D10 = 10
+ZERO, ONE, TWO, THREE = (np.int64(k) for k in range(4))  # int64 arguments, not literals
+NOT_A_COMBATANT = np.int64(NOBODY)
+NO_SIDE, MIXED = np.int64(-2), np.int64(-1)  # the side of a moment's movers: none, several
+NO_GROUP = np.int64(-1)
+NONE = 1 << 40  # the moment of "no action yet"
+# V2 sorts keys ((initiative + INIT_OFFSET) << KEY_SHIFT) | (rating << 8) | (255 - index):
+# unique, descending = faster; ``key >> 8`` is the level (initiative, rating) of a tie.
 INIT_OFFSET = 64  # initiative >= 1 - 20
 KEY_SHIFT = 14  # 6 bits of rating (0..40), 8 bits of index
-SMALL = 16  # up to this many combatants V2 ranks by counting (no branches)
-HIST_MAX = 5  # up to this many combatants acts_before is counted by order codes
+SMALL = 16  # up to this many combatants V2 ranks by counting, beyond by buckets
+HIST_MAX = 6  # up to this many combatants the order counts are coded (module docstring)
+VALUES_MAX = 1 << 15  # the most codes of the other counts' values (module docstring)
+
+# The kernel's memory: ONE int64 vector ``m`` (a copy per call), every place in it at a
+# fixed offset: scalars, a row of MAX_COMBATANTS entries per parameter and per item of
+# round state (``m[W_TURN + c]``: turn actions left of combatant c), then regions.
+(
+    G_N,
+    G_ROUND,
+    G_TIE,
+    G_MULTI,
+    G_TRACE,
+    G_MOMENT,
+    G_SP,
+    G_GROUPS,
+    G_DELAYING,
+    G_TOTAL,
+    G_EVENTS,
+    G_BUCKETS,
+    G_SIMULTANEOUS,
+    G_SIMULTANEOUS_SLOT,
+    G_DECLARE,
+    G_DELAYERS,
+    G_ENDS,
+    G_BASE,
+    G_SIDES,
+    G_FIXED,
+) = range(20)
+_ROWS = 24
+_PARAMETERS = (  # fixed by compile_scenario (P_FIXED: by trace --dice)
+    "P_RATING", "P_BASE", "P_KEY", "P_SIDE", "P_TURN", "P_END", "P_DELAY", "P_ABORT",
+    "P_SHARE", "P_TSTART", "P_TCOUNT", "P_FIXED", "P_STATIC", "P_BUCKET", "P_DIST",
+)  # fmt: skip
+_STATE = (  # the round's
+    "W_KEY", "W_LO", "W_HI", "W_TURN", "W_END_NEXT", "W_FIRST", "W_ACTING", "W_GROUP",
+    "W_DELAYING",
+)  # fmt: skip
+P_RATING = _ROWS + 0 * MAX_COMBATANTS  # rating (V2 tie-break)
+P_BASE = _ROWS + 1 * MAX_COMBATANTS  # rating - wound_penalty (V1, V7)
+P_KEY = _ROWS + 2 * MAX_COMBATANTS  # V2 sort key without the die
+P_SIDE = _ROWS + 3 * MAX_COMBATANTS  # side number
+P_TURN = _ROWS + 4 * MAX_COMBATANTS  # V6: actions of its turn
+P_END = _ROWS + 5 * MAX_COMBATANTS  # V6: actions at the end of the round
+P_DELAY = _ROWS + 6 * MAX_COMBATANTS  # DELAY_* code (V4)
+P_ABORT = _ROWS + 7 * MAX_COMBATANTS  # ABORT_* code (V5)
+P_SHARE = _ROWS + 8 * MAX_COMBATANTS  # attack_share as SHARE_* / chance threshold
+P_TSTART = _ROWS + 9 * MAX_COMBATANTS  # its target list: start in m[G_TARGETS:]
+P_TCOUNT = _ROWS + 10 * MAX_COMBATANTS  # and length
+P_FIXED = _ROWS + 11 * MAX_COMBATANTS  # a fixed d10 face, 0 if none (trace --dice)
+P_STATIC = _ROWS + 12 * MAX_COMBATANTS  # combatants by (rating desc, index): V2 buckets
+P_BUCKET = _ROWS + 13 * MAX_COMBATANTS  # V2 bucket of initiative, without the die
+P_DIST = _ROWS + 14 * MAX_COMBATANTS  # Layout.dist_offsets
+_W = _ROWS + len(_PARAMETERS) * MAX_COMBATANTS
+W_KEY = _W + 0 * MAX_COMBATANTS  # V2 key (the die: (W_KEY - P_KEY) >> KEY_SHIFT)
+W_LO = _W + 1 * MAX_COMBATANTS  # V2 slot: positions [lo, hi) of the order
+W_HI = _W + 2 * MAX_COMBATANTS
+W_TURN = _W + 3 * MAX_COMBATANTS  # actions of its turn still to come
+W_END_NEXT = _W + 4 * MAX_COMBATANTS  # its next end-of-round action to come (V6; P_END last)
+W_FIRST = _W + 5 * MAX_COMBATANTS  # moment of its first own action (NONE: not yet)
+W_ACTING = _W + 6 * MAX_COMBATANTS  # the moment it acts in (V5: same moment)
+W_GROUP = _W + 7 * MAX_COMBATANTS  # its turn group
+W_DELAYING = _W + 8 * MAX_COMBATANTS  # 1 while it delays (V4)
+G_ORDER = _W + len(_STATE) * MAX_COMBATANTS  # the combatant at each position (V2)
+G_SIDE_ACTS = G_ORDER + MAX_COMBATANTS  # own actions so far, per side (V4)
+G_STACK = G_SIDE_ACTS + MAX_COMBATANTS  # turn groups (lo, hi, group)
+G_COUNT = G_STACK + 3 * (MAX_COMBATANTS + 2)  # scratch: per side (V3), per bucket (V2)
+G_TARGETS = G_COUNT + MAX_COMBATANTS  # the target lists
 
 
 @dataclass(frozen=True)
 class Compiled:
-    """A vtm scenario as flat arrays for the kernel."""
+    """A vtm scenario as flat arrays for the kernel, and how its slots are summed."""
 
     layout: Layout
-    table: np.ndarray  # int64 [N_ROWS, n]: parameters (working rows zero)
-    sg: np.ndarray  # int64: round scalars (zero) and the target lists
-    n_sides: int
-    tie: int  # 0 simultaneous, 1 random
-    has_delay: bool  # any delay policy: play through the turn-group stack
-    has_extra: bool  # any extra_actions (V6)
-    has_abort: bool  # any abort policy: actions and aborts vary from round to round
+    m: np.ndarray  # int64: the kernel's memory, parameters and target lists filled in
+    cs: np.ndarray  # int64 [n, K]: Layout.count_slots
+    events_per_round: int  # at most this many events in a round
+    plan: np.ndarray  # int64: what run_chunk does every round (H_* header, then lists)
+    coded: bool  # first-action and V2 slot codes (n <= HIST_MAX)
+    values: int  # size of the code of the other counts' values (0: flushed instead)
+    first_coded: np.ndarray  # slots that follow from the first-action code
+    first_agg: tuple[np.ndarray, np.ndarray, np.ndarray]
+    slot_coded: np.ndarray  # slots that follow from the V2 slot code
+    slot_agg: tuple[np.ndarray, np.ndarray, np.ndarray]
+    value_coded: np.ndarray  # slots that follow from the values code
+    value_agg: tuple[np.ndarray, np.ndarray, np.ndarray]
+    value_slots: np.ndarray  # the counts of the values code, and their weights
+    value_weights: np.ndarray
+    const_slots: np.ndarray  # slots with the same value in every round
+    const_values: np.ndarray
+    alias_slots: np.ndarray  # slots equal to another in every round
+    alias_of: np.ndarray
+    pairs_round: np.ndarray  # pair numbers whose product is summed every round
 
-    @property
-    def coded(self) -> bool:
-        """acts_before counted by order codes (few combatants)."""
-        return self.layout.n <= HIST_MAX
 
-    @property
-    def ranked(self) -> bool:
-        """Nobody delays or aborts: the slots alone give the order of first actions."""
-        return self.coded and not self.has_delay and not self.has_abort
+# Header of Compiled.plan: where each list starts (the next one's start is its end)
+# and what run_chunk does every round.
+(
+    H_FLUSH,  # slots whose s1 and s2 are added every round
+    H_BINARY,  # 0/1 slots whose s1 is added every round (s2 = s1)
+    H_SRC,  # aggregation entries every round (Layout.aggregation): sources,
+    H_DST,  # destinations,
+    H_OP,  # and OP_SUM / OP_ANY
+    H_PAIRS,  # (pair number, slot a, slot b) of the per-round cross sums
+    H_BEFORE,  # acts_before slots written every round (read by a pair)
+    H_VALUE_SLOTS,  # the counts of the values code,
+    H_VALUE_WEIGHTS,  # and their weights
+    H_END,
+    H_DECLARE,  # 1: V3 every round
+    H_FINISH,  # 1: _finish every round
+    H_CODED,  # 1: first-action, slot and values codes; 0: the acts_before block
+    H_RANKED,  # 1: nobody delays or aborts: the first actions come in slot order
+    H_ZERO_ALL,  # 1: every count of the row is read: zero them all every round
+) = range(15)
+H_SIZE = 15
 
 
-def compile_scenario(scenario, layout: Layout) -> Compiled:
-    """Flatten a validated vtm scenario."""
+def _pack(parts: list[np.ndarray], flags: dict[int, bool]) -> np.ndarray:
+    """Compiled.plan from its lists (in H_* order) and flags."""
+    plan = np.zeros(H_SIZE + sum(len(x) for x in parts), dtype=np.int64)
+    at = H_SIZE
+    for h, part in enumerate(parts):
+        plan[h] = at
+        plan[at : at + len(part)] = part
+        at += len(part)
+    plan[H_END] = at
+    for h, flag in flags.items():
+        plan[h] = flag
+    return plan
+
+
+# ----------------------------------------------------------------------------- compile
+def compile_scenario(scenario, layout: Layout, plain: bool = False) -> Compiled:
+    """Flatten a validated vtm scenario; sort its slots into constant, coded, flushed.
+
+    ``plain``: every slot flushed every round, no codes, constants or aliases (tests
+    hold the sums of both plans equal)."""
     n = len(scenario.combatants)
     if n > MAX_COMBATANTS:
         raise ValueError(f"at most {MAX_COMBATANTS} combatants, got {n}")
+    if tuple(layout.counts) != COUNTS or tuple(layout.scenario_counts) != SCENARIO_COUNTS:
+        raise ValueError("layout: not the counts of the vtm kernel")
+    rules = scenario.rules
+    tie = code_of(TIE_CODES, rules["tie"], "rules.tie")
+    multi = code_of(MULTI_CODES, rules["multi"], "rules.multi")
     sides = scenario.sides
-    table = np.zeros((N_ROWS, n), dtype=np.int64)
     targets: list[int] = []
+    total: list[int] = []
+    rows: dict[int, list[int]] = {}
     for i, c in enumerate(scenario.combatants):
-        table[C_RATING, i] = c["rating"]
-        table[C_SIDE, i] = sides.index(c.side)
-        table[C_ACTIONS, i] = c["actions"]
-        table[C_EXTRA, i] = c["extra_actions"]
-        table[C_DELAY, i] = DELAY_CODES[c["delay"]]
-        table[C_ABORT, i] = ABORT_CODES[c["abort"]]
-        table[C_SHARE, i] = chance_threshold(c["attack_share"])
+        declared, extra = int(c["actions"]), int(c["extra_actions"])
+        rating = int(c["rating"])
+        base = rating - int(c["wound_penalty"])  # V1, V7
         tl = scenario.targets(i)
-        table[C_TSTART, i] = len(targets)
-        table[C_TCOUNT, i] = len(tl)
-        base = c["rating"] - c["wound_penalty"] + INIT_OFFSET  # V1, V7
-        table[C_KEY, i] = (base << KEY_SHIFT) | (c["rating"] << 8) | (255 - i)
+        values = {
+            P_RATING: rating,
+            P_BASE: base,
+            P_KEY: ((base + INIT_OFFSET) << KEY_SHIFT) | (rating << 8) | (255 - i),
+            P_SIDE: sides.index(c.side),
+            # V6: actions of its turn, and how many come at the end of the round
+            P_TURN: 1 if multi == MULTI_END else declared,
+            P_END: declared - 1 + extra if multi == MULTI_END else extra,
+            P_DELAY: code_of(DELAY_CODES, c["delay"], f"{c.name}.delay"),
+            P_ABORT: code_of(ABORT_CODES, c["abort"], f"{c.name}.abort"),
+            P_SHARE: share_code(float(c["attack_share"])),
+            P_TSTART: len(targets),
+            P_TCOUNT: len(tl),
+        }
+        for row, value in values.items():
+            rows.setdefault(row, []).append(value)
         targets.extend(tl)
-    sg = np.zeros(G_TARGETS + len(targets), dtype=np.int64)
-    sg[G_TARGETS:] = targets
+        total.append(declared + extra)
+    m = np.zeros(G_TARGETS + len(targets), dtype=np.int64)
+    for row, values in rows.items():
+        m[row : row + len(values)] = values
+    # V2 beyond SMALL: buckets of initiative, filled in the order of (rating, -index)
+    base = np.array(rows[P_BASE], dtype=np.int64)
+    low = int(base.min()) + 1
+    m[P_STATIC : P_STATIC + n] = sorted(range(n), key=lambda i: (-rows[P_RATING][i], i))
+    m[P_BUCKET : P_BUCKET + n] = base - low
+    m[P_DIST : P_DIST + n] = layout.dist_offsets
+    m[G_TARGETS:] = targets
+    m[W_ACTING : W_ACTING + n] = -1  # never reset: moments and group numbers only grow
+    m[W_GROUP : W_GROUP + n] = -1
+    m[W_END_NEXT : W_END_NEXT + n] = 1
+    m[G_N] = n
+    m[G_SIDES] = len(sides)
+    m[G_TIE] = tie
+    m[G_MULTI] = multi
+    m[G_BUCKETS] = int(base.max()) - low + D10 + 1
+    m[G_SIMULTANEOUS_SLOT] = layout.scenario_index("simultaneous")
+    m[G_DELAYERS] = int(any(v != DELAY_NEVER for v in rows[P_DELAY]))  # V4 in play
+    m[G_ENDS] = int(any(v > 0 for v in rows[P_END]))  # V6 in play
+    sp = _SlotPlan(scenario, layout, rows[P_ABORT], rows[P_SHARE], rows[P_DELAY], total, tie, plain)
+    f = sp.fields()
+    pa, pb = layout.pair_indices()
+    k = f["pairs_round"]
+    pairs = np.stack([k, pa[k], pb[k]], axis=1).reshape(-1)
+    src, dst, op = f.pop("agg")
+    plan = _pack(
+        [f.pop("flush"), f.pop("binary"), src, dst, op, pairs, f.pop("before_slots"),
+         f["value_slots"], f["value_weights"]],
+        {H_DECLARE: f.pop("declare"), H_FINISH: f.pop("finish"), H_CODED: f["coded"],
+         H_RANKED: f.pop("ranked"), H_ZERO_ALL: f.pop("zero_all")},
+    )  # fmt: skip
     return Compiled(
         layout=layout,
-        table=table,
-        sg=sg,
-        n_sides=len(sides),
-        tie=TIE_CODES[scenario.rules["tie"]],
-        has_delay=bool(table[C_DELAY].any()),
-        has_extra=bool(table[C_EXTRA].any()),
-        has_abort=bool(table[C_ABORT].any()),
+        m=m,
+        cs=np.ascontiguousarray(layout.count_slots, dtype=np.int64),
+        events_per_round=5 * n + 3 * sum(total),
+        plan=plan,
+        **f,
     )
 
 
-# --------------------------------------------------------------------------- kernel
-_JIT = {"cache": True, "nogil": True}
+class _SlotPlan:
+    """How the sums of every slot of the layout are made (module docstring, Sums)."""
 
-
-@njit(**_JIT, inline="always")
-def _setup(st, tie, counted, tb, sg):
-    """V1 roll, V2 order and time slots; reset the round state."""
-    n = tb.shape[1]
-    for i in range(n):  # V1, in scenario order; V7: the wound penalty is in C_KEY
-        tb[W_KEY, i] = (roll(st, 10) << KEY_SHIFT) + tb[C_KEY, i]
-    for i in range(n):
-        tb[W_REM, i] = tb[C_ACTIONS, i]
-        tb[W_FIRST, i] = NONE
-        tb[W_ABBA, i] = 0
-    if counted:
+    def __init__(
+        self, scenario, layout: Layout, abort: list[int], share: list[int], delay: list[int],
+        total: list[int], tie: int, plain: bool,
+    ):  # fmt: skip
+        n = layout.n
+        self.coded = n <= HIST_MAX and not plain
+        cs = layout.count_slots
+        src, dst, op = layout.aggregation
+        attackers: list[list[int]] = [[] for _ in range(n)]
+        for a in range(n):
+            if share[a] != SHARE_NEVER:
+                for t in scenario.targets(a):
+                    attackers[t].append(a)
+        can_abort = [abort[i] != ABORT_NEVER and bool(attackers[i]) for i in range(n)]
+        delayers = any(d != DELAY_NEVER for d in delay)
+        most_received = [sum(total[a] for a in attackers[i]) for i in range(n)]
+        # constant slots: the same value in every round
+        const: dict[int, int] = {}
         for i in range(n):
-            tb[W_ACTS, i] = 0
-            tb[W_ABORTS, i] = 0
-    sg[G_SIMULT] = 0
-    # V2: descending (initiative, rating); first every combatant in a slot of its own
-    tied = False
-    if n <= 4:  # a sorting network on the keys, in registers (missing keys: -1)
-        x0 = tb[W_KEY, 0]
-        x1 = tb[W_KEY, 1]
-        x2 = tb[W_KEY, 2] if n > 2 else -1
-        x3 = tb[W_KEY, 3] if n > 3 else -1
+            if not can_abort[i]:  # V5: nothing given up, every planned action taken
+                const[cs[i, ACTIONS]] = total[i]
+                const[cs[i, NO_ACTION]] = 0
+                for m in (DEFENSES, ABORTS, DEFENDED):
+                    const[cs[i, m]] = 0
+                for k in range(layout.dist_sizes[i]):
+                    const[layout.dist_index(i, k)] = int(k == total[i])
+                if share[i] in (SHARE_NEVER, SHARE_ALWAYS):
+                    const[cs[i, ATTACKS_MADE]] = total[i] * (share[i] == SHARE_ALWAYS)
+            sure = all(  # every attack on i certain and aimed at i alone
+                share[a] == SHARE_ALWAYS and not can_abort[a] and scenario.targets(a) == (i,)
+                for a in attackers[i]
+            )
+            if sure:
+                const[cs[i, ATTACKS_RECEIVED]] = most_received[i]
+                if not can_abort[i]:
+                    const[cs[i, UNDEFENDED]] = most_received[i]
+            if not attackers[i]:
+                const[cs[i, ATTACKED_BEFORE_ACTING]] = 0
+        if tie == TIE_RANDOM:  # V2: nobody shares a slot
+            const[layout.scenario_index("simultaneous")] = 0
+        members: dict[int, list[int]] = {}
+        for k in range(src.size):
+            members.setdefault(int(dst[k]), []).append(int(src[k]))
+        unit_op = {int(d): int(o) for d, o in zip(dst, op, strict=True)}
+        for d, ms in members.items():  # a group or side slot is constant if its members are
+            if all(x in const for x in ms):
+                values = [const[x] for x in ms]
+                const[d] = max(values) if unit_op[d] == OP_ANY else sum(values)
+        # aliases: slots equal to another one in every round (copied after the chunk)
+        alias: dict[int, int] = {}
+        for i in range(n):
+            for m in (DEFENSES, DEFENDED):  # V5: every defense is an abort
+                alias[cs[i, m]] = cs[i, ABORTS]
+            alias[cs[i, NO_ACTION]] = layout.dist_index(i, 0)
+            if not can_abort[i]:
+                alias[cs[i, UNDEFENDED]] = cs[i, ATTACKS_RECEIVED]
+            if share[i] == SHARE_ALWAYS:
+                alias[cs[i, ATTACKS_MADE]] = cs[i, ACTIONS]
+        for d, ms in members.items():  # a unit slot whose members all alias one count
+            targets = {alias.get(x) for x in ms}
+            if None not in targets:
+                units = {
+                    d2 for d2, ms2 in members.items()
+                    if unit_op[d2] == unit_op[d] and sorted(ms2) == sorted(alias[x] for x in ms)
+                }  # fmt: skip
+                if units:
+                    alias[d] = units.pop()
+        alias = {a: r for a, r in alias.items() if a not in const and r not in const}
+        if plain:
+            const, alias = {}, {}
+        varying = set(range(layout.size)) - set(const) - set(alias)
+        before = set(range(layout.before_offset, layout.before_offset + n * n))
+        # coded slots (few combatants): the first-action code, the V2 slot code, and the
+        # code of the values of every other varying count of the combatants
+        first_coded: set[int] = set()
+        slot_coded: set[int] = set()
+        value_slots: list[int] = []
+        radix: list[int] = []
+        if self.coded:
+            first_coded = {int(cs[i, FIRST_ACTION]) for i in range(n)} | before
+            slot_coded = {int(cs[i, KNOWN]) for i in range(n)}
+            slot_coded.add(layout.scenario_index("simultaneous"))
+            most = {ATTACKED_BEFORE_ACTING: [1] * n, ACTIONS: total, ABORTS: total,
+                    ATTACKS_MADE: total, ATTACKS_RECEIVED: most_received,
+                    UNDEFENDED: most_received}  # fmt: skip
+            for i in range(n):
+                for m, bound in most.items():
+                    if int(cs[i, m]) in varying:
+                        value_slots.append(int(cs[i, m]))
+                        radix.append(bound[i] + 1)
+            if int(np.prod(radix, dtype=np.float64)) > VALUES_MAX:
+                value_slots, radix = [], []
+        value_coded = set(value_slots)
+        for i in range(n):  # what follows from the values: no action, the distribution
+            if int(cs[i, ACTIONS]) in value_coded:
+                value_coded |= {layout.dist_index(i, k) for k in range(layout.dist_sizes[i])}
+        for d, ms in members.items():  # units: every member coded in it (or constant)
+            for family in (first_coded, slot_coded, value_coded):
+                if all(x in family or alias.get(x) in family or x in const for x in ms):
+                    family.add(d)
+        self.first_coded = sorted(first_coded & varying)
+        self.slot_coded = sorted(slot_coded & varying)
+        self.value_coded = sorted(value_coded & varying)
+        self.value_slots = value_slots
+        self.weights = [int(np.prod(radix[:k], dtype=np.int64)) for k in range(len(radix))]
+        self.values = int(np.prod(radix, dtype=np.int64)) if radix else 0
+        flush = varying - first_coded - slot_coded - value_coded - before
+        # pairs: products every round where both slots vary (through aliases)
+        pa, pb = layout.pair_indices()
+        self.pairs_round = [
+            k for k in range(pa.size) if int(pa[k]) not in const and int(pb[k]) not in const
+        ]
+        read = {int(pa[k]) for k in self.pairs_round} | {int(pb[k]) for k in self.pairs_round}
+        self.before_slots = sorted(read & before)
+        # every round: V3 and _finish when their slots are flushed or read by a pair
+        self.declare = not self.coded or bool(read)
+        self.finish = bool(flush) or bool(read)
+        self.zero_all = not self.coded or bool(flush) or bool(read)
+        # nobody delays or can abort: everyone's first action comes at its turn, so the
+        # ranks of the first actions are the slot positions (one code gives both)
+        self.ranked = self.coded and not any(can_abort) and not delayers
+        needed = flush | read
+        keep = np.array([int(d) in needed for d in dst], dtype=bool)
+        self.agg = (src[keep], dst[keep], op[keep])
+        binary = _binary(layout)
+        self.binary = sorted(flush & binary)
+        self.flush = sorted(flush - binary)
+        self.const = const
+        self.alias = alias
+        self.first_agg = _entries(layout, set(self.first_coded))
+        self.slot_agg = _entries(layout, set(self.slot_coded))
+        self.value_agg = _entries(layout, set(self.value_coded))
+
+    def fields(self) -> dict:
+        ints = lambda xs: np.array(list(xs), dtype=np.int64)  # noqa: E731
+        keys = sorted(self.const)
+        aliases = sorted(self.alias)
+        return {
+            "coded": self.coded,
+            "ranked": self.ranked,
+            "zero_all": self.zero_all,
+            "declare": self.declare,
+            "finish": self.finish,
+            "flush": ints(self.flush),
+            "binary": ints(self.binary),
+            "agg": self.agg,
+            "pairs_round": ints(self.pairs_round),
+            "before_slots": ints(self.before_slots),
+            "const_slots": ints(keys),
+            "const_values": ints(self.const[k] for k in keys),
+            "alias_slots": ints(aliases),
+            "alias_of": ints(self.alias[k] for k in aliases),
+            "first_coded": ints(self.first_coded),
+            "first_agg": self.first_agg,
+            "slot_coded": ints(self.slot_coded),
+            "slot_agg": self.slot_agg,
+            "values": self.values,
+            "value_slots": ints(self.value_slots),
+            "value_weights": ints(self.weights),
+            "value_coded": ints(self.value_coded),
+            "value_agg": self.value_agg,
+        }
+
+
+def _binary(layout: Layout) -> set[int]:
+    """The slots that are 0 or 1 in every round (their sum of squares is their sum)."""
+    out = set(range(layout.before_offset, layout.unit_offset))  # acts_before, dists, scenario
+    for i in range(layout.n):
+        for m, name in enumerate(layout.counts):
+            if metric(name).kind == PROBABILITY:
+                out.add(int(layout.count_slots[i, m]))
+    _, dst, op = layout.aggregation
+    out |= {int(d) for d, o in zip(dst, op, strict=True) if o == OP_ANY}
+    return out
+
+
+def _entries(layout: Layout, dsts: set[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The aggregation entries of ``layout`` that fill the slots ``dsts``."""
+    src, dst, op = layout.aggregation
+    keep = np.array([int(d) in dsts for d in dst], dtype=bool)
+    return src[keep], dst[keep], op[keep]
+
+
+# ----------------------------------------------------------------------------- pointers
+# The kernel's helpers take data pointers, not arrays: a call that passes arrays costs
+# a reference-count update per array and call, more than the rules of an action
+# (numba's NRT).  ``_address(arr)`` is the data pointer of a C-contiguous array; the
+# caller keeps ``arr`` alive for the whole call.  Plain Python (NUMBA_DISABLE_JIT=1):
+# a flat view of the array, indexed the same way.
+if JIT_DISABLED:
+
+    def _address(arr):  # type: ignore[no-untyped-def]
+        return arr.reshape(-1)
+
+else:
+
+    @intrinsic
+    def _address(typingctx, arr):
+        sig = types.CPointer(arr.dtype)(arr)
+
+        def codegen(context, builder, signature, args):
+            return context.make_array(signature.args[0])(context, builder, args[0]).data
+
+        return sig, codegen
+
+
+# ----------------------------------------------------------------------------- events
+@njit(**JIT)
+def _emit(ev, m, kind, actor, other, a, b):
+    """One event row (only while tracing)."""
+    k = m[G_EVENTS]
+    ev[k * EVENT_WIDTH + 0] = m[G_ROUND]
+    ev[k * EVENT_WIDTH + 1] = kind
+    ev[k * EVENT_WIDTH + 2] = actor
+    ev[k * EVENT_WIDTH + 3] = other
+    ev[k * EVENT_WIDTH + 4] = a
+    ev[k * EVENT_WIDTH + 5] = b
+    ev[k * EVENT_WIDTH + 6] = 0
+    ev[k * EVENT_WIDTH + 7] = 0
+    m[G_EVENTS] = k + 1
+
+
+@njit(**JIT)
+def _emit_slot(ev, m, lo, hi, s):
+    """The V2 event of the slot at positions [lo, hi): its members as a bit mask."""
+    k = m[G_EVENTS]
+    ev[k * EVENT_WIDTH + 0] = m[G_ROUND]
+    ev[k * EVENT_WIDTH + 1] = E_SLOT
+    ev[k * EVENT_WIDTH + 2] = m[G_ORDER + lo]  # the first member in scenario order
+    ev[k * EVENT_WIDTH + 3] = 0
+    ev[k * EVENT_WIDTH + 4] = s
+    ev[k * EVENT_WIDTH + 5] = 0
+    ev[k * EVENT_WIDTH + 6] = 0
+    ev[k * EVENT_WIDTH + 7] = 0
+    for q in range(lo, hi):
+        c = m[G_ORDER + q]
+        col = 3 if c < 64 else 4 + (c >> 6)
+        ev[k * EVENT_WIDTH + col] |= np.int64(1) << (c & 63)
+    m[G_EVENTS] = k + 1
+
+
+# ----------------------------------------------------------------------------- V1-V3
+@njit(**JIT)
+def _declare(m, y, cs, ev):
+    """V3: declarations from the slowest slot up; each knows the opponents in strictly
+    slower slots (not those sharing its slot)."""
+    n = m[G_N]
+    for q in range(m[G_SIDES]):
+        m[G_COUNT + q] = 0  # combatants of each side in slower slots
+    slower = 0
+    hi = n
+    while hi > 0:
+        lo = m[W_LO + m[G_ORDER + hi - 1]]
+        for q in range(lo, hi):
+            c = m[G_ORDER + q]
+            known = slower - m[G_COUNT + m[P_SIDE + c]]
+            y[cs[c * N_COUNTS + KNOWN]] = known
+            if m[G_TRACE] != 0:
+                _emit(ev, m, E_KNOWN, c, NOT_A_COMBATANT, known, ZERO)
+        for q in range(lo, hi):
+            m[G_COUNT + m[P_SIDE + m[G_ORDER + q]]] += 1
+        slower += hi - lo
+        hi = lo
+
+
+@njit(**JIT)
+def _place(m, q, key):
+    """The combatant of ``key`` at position q, in a slot of its own (V2)."""
+    c = 255 - (key & 255)
+    m[G_ORDER + q] = c
+    m[W_LO + c] = q
+    m[W_HI + c] = q + 1
+
+
+@njit(**JIT)
+def _setup(st, m, y, cs, ev):
+    """V1 roll, V2 order and slots, V3 declarations, V6 plans; the round's state."""
+    n = m[G_N]
+    tracing = m[G_TRACE] != 0
+    fixed = m[G_FIXED] != 0
+    for i in range(n):  # V1, in scenario order; V7: the wound penalty is in P_KEY
+        die = roll(st, D10)
+        if fixed and m[P_FIXED + i] > 0:
+            die = m[P_FIXED + i]  # trace --dice: drawn, then replaced
+        m[W_KEY + i] = (die << KEY_SHIFT) + m[P_KEY + i]
+        if tracing:
+            _emit(ev, m, E_ROLL, i, NOT_A_COMBATANT, die, die + m[P_BASE + i])
+        # V6 plans; the round's state (W_ACTING and W_GROUP need no reset: moments
+        # and group numbers never repeat within a call; W_DELAYING is 0 after a round)
+        m[W_TURN + i] = m[P_TURN + i]
+        m[W_FIRST + i] = NONE
+    if m[G_ENDS] != 0:
+        for i in range(n):
+            m[W_END_NEXT + i] = 1
+    if m[G_DELAYERS] != 0:
+        for q in range(m[G_SIDES]):
+            m[G_SIDE_ACTS + q] = 0
+    # V2: descending keys
+    ties = True  # some (initiative, rating) level may be shared: find the slots below
+    if n <= 4:  # a sorting network in registers (missing keys: -1)
+        x0 = m[W_KEY]
+        x1 = m[W_KEY + 1]
+        x2 = m[W_KEY + 2] if n > 2 else -1
+        x3 = m[W_KEY + 3] if n > 3 else -1
         x0, x1 = max(x0, x1), min(x0, x1)
         x2, x3 = max(x2, x3), min(x2, x3)
         x0, x2 = max(x0, x2), min(x0, x2)
         x1, x3 = max(x1, x3), min(x1, x3)
         x1, x2 = max(x1, x2), min(x1, x2)
-        tied = (x0 ^ x1) < 256 or (n > 2 and (x1 ^ x2) < 256) or (n > 3 and (x2 ^ x3) < 256)
-        _place(tb, sg, 0, 255 - (x0 & 255))
-        _place(tb, sg, 1, 255 - (x1 & 255))
+        ties = (x0 ^ x1) < 256 or (n > 2 and (x1 ^ x2) < 256) or (n > 3 and (x2 ^ x3) < 256)
+        _place(m, ZERO, x0)
+        _place(m, ONE, x1)
         if n > 2:
-            _place(tb, sg, 2, 255 - (x2 & 255))
+            _place(m, TWO, x2)
         if n > 3:
-            _place(tb, sg, 3, 255 - (x3 & 255))
-    elif n <= SMALL:  # ranks by counting
+            _place(m, THREE, x3)
+    elif n <= SMALL:  # ranks by counting (no branches), each in a slot of its own unless tied
+        ties = False
         for i in range(n):
-            k = tb[W_KEY, i]
+            k = m[W_KEY + i]
             r = 0
             same = 0
             for j in range(n):
-                kj = tb[W_KEY, j]
-                r += kj > k
-                same += (kj ^ k) < 256  # equal (initiative, rating), i itself included
-            sg[G_ORDER + r] = i
-            tb[W_LO, i] = r
-            tb[W_HI, i] = r + 1
-            tied |= same > 1
-    else:
-        for p in range(n):
-            k = tb[W_KEY, p]
-            q = p - 1
-            while q >= 0 and tb[W_KEY, sg[G_ORDER + q]] < k:
-                sg[G_ORDER + q + 1] = sg[G_ORDER + q]
-                q -= 1
-            sg[G_ORDER + q + 1] = p
-        level = -1
-        for p in range(n):
-            c = sg[G_ORDER + p]
-            tb[W_LO, c] = p
-            tb[W_HI, c] = p + 1
-            tied |= tb[W_KEY, c] >> 8 == level
-            level = tb[W_KEY, c] >> 8
-    if tied:
-        _ties(st, tie, tb, sg)
-
-
-@njit(**_JIT, inline="always")
-def _place(tb, sg, p, c):
-    """Combatant c in position p, in a slot of its own."""
-    sg[G_ORDER + p] = c
-    tb[W_LO, c] = p
-    tb[W_HI, c] = p + 1
-
-
-@njit(**_JIT)
-def _ties(st, tie, tb, sg):
-    """V2 ties (equal initiative and rating): one slot, or a fair random order."""
-    n = tb.shape[1]
-    lo = 0
+                r += m[W_KEY + j] > k
+                same += (m[W_KEY + j] ^ k) < 256  # the same level (itself included)
+            m[G_ORDER + r] = i
+            m[W_LO + i] = r
+            m[W_HI + i] = r + 1
+            ties |= same > 1
+    else:  # buckets of initiative (highest first), each in the order of (rating, -index)
+        buckets = m[G_BUCKETS]
+        for v in range(buckets):
+            m[G_COUNT + v] = 0
+        for i in range(n):  # the die: (W_KEY - P_KEY) >> KEY_SHIFT
+            m[G_COUNT + m[P_BUCKET + i] + ((m[W_KEY + i] - m[P_KEY + i]) >> KEY_SHIFT)] += 1
+        start = 0
+        for v in range(buckets - 1, -1, -1):
+            c = m[G_COUNT + v]
+            m[G_COUNT + v] = start
+            start += c
+        for q in range(n):
+            i = m[P_STATIC + q]
+            v = G_COUNT + m[P_BUCKET + i] + ((m[W_KEY + i] - m[P_KEY + i]) >> KEY_SHIFT)
+            m[G_ORDER + m[v]] = i
+            m[v] += 1
+    # V2: slots; equal (initiative, rating) share one, or get a fair random order
+    simultaneous = 0
+    s = ZERO
+    lo = ZERO
+    if not ties:  # every combatant in a slot of its own, the ranks of their keys
+        lo = n
+        if tracing:
+            for q in range(n):
+                _emit_slot(ev, m, q, q + 1, q)
     while lo < n:
-        k = tb[W_KEY, sg[G_ORDER + lo]] >> 8
+        level = m[W_KEY + m[G_ORDER + lo]] >> 8
         hi = lo + 1
-        while hi < n and tb[W_KEY, sg[G_ORDER + hi]] >> 8 == k:
+        while hi < n and m[W_KEY + m[G_ORDER + hi]] >> 8 == level:
             hi += 1
-        if hi - lo > 1:
-            if tie == 0:  # simultaneous: they share a slot
-                sg[G_SIMULT] = 1
-                for p in range(lo, hi):
-                    tb[W_LO, sg[G_ORDER + p]] = lo
-                    tb[W_HI, sg[G_ORDER + p]] = hi
-            else:  # random: below over the still-tied, in scenario order
-                for p in range(lo, hi - 1):
-                    r = below(st, hi - p)
-                    c = sg[G_ORDER + p + r]
-                    for q in range(p + r, p, -1):  # the others keep scenario order
-                        sg[G_ORDER + q] = sg[G_ORDER + q - 1]
-                    sg[G_ORDER + p] = c
-                for p in range(lo, hi):
-                    tb[W_LO, sg[G_ORDER + p]] = p
-                    tb[W_HI, sg[G_ORDER + p]] = p + 1
+        if hi - lo > 1 and m[G_TIE] == TIE_RANDOM:
+            for q in range(lo, hi - 1):  # below over the still tied, in scenario order
+                k = below(st, hi - q)
+                c = m[G_ORDER + q + k]
+                for u in range(q + k, q, -1):
+                    m[G_ORDER + u] = m[G_ORDER + u - 1]
+                m[G_ORDER + q] = c
+            for q in range(lo, hi):
+                c = m[G_ORDER + q]
+                m[W_LO + c] = q
+                m[W_HI + c] = q + 1
+                if tracing:
+                    _emit_slot(ev, m, q, q + 1, s)
+                s += 1
+        else:
+            if hi - lo > 1:
+                simultaneous = 1
+            for q in range(lo, hi):
+                c = m[G_ORDER + q]
+                m[W_LO + c] = lo
+                m[W_HI + c] = hi
+            if tracing:
+                _emit_slot(ev, m, lo, hi, s)
+            s += 1
         lo = hi
+    m[G_SIMULTANEOUS] = simultaneous
+    if m[G_DECLARE] != 0:
+        _declare(m, y, cs, ev)
+    m[G_BASE] = m[G_MOMENT]  # the round's moment 0
+    m[G_SP] = 0
+    m[G_DELAYING] = 0
+    m[G_TOTAL] = 0
 
 
-@njit(**_JIT)
-def _known(n_sides, tb, sg):
-    """V3: each knows the declarations of the opponents in strictly slower slots."""
-    n = tb.shape[1]
-    for s in range(n_sides):
-        sg[G_SIDES + s] = 0  # the slower combatants of each side
-    slower = 0
-    p = n
-    while p > 0:  # slot by slot, slowest first
-        lo = tb[W_LO, sg[G_ORDER + p - 1]]
-        for q in range(lo, p):
-            c = sg[G_ORDER + q]
-            tb[W_KNOWN, c] = slower - sg[G_SIDES + tb[C_SIDE, c]]
-        for q in range(lo, p):
-            sg[G_SIDES + tb[C_SIDE, sg[G_ORDER + q]]] += 1
-        slower += p - lo
-        p = lo
+# ----------------------------------------------------------------------------- V2, V4-V6
+@njit(**JIT)
+def _push(m, lo, hi, group):
+    """A turn group (positions [lo, hi), members with W_GROUP == group) on the stack."""
+    top = G_STACK + 3 * m[G_SP]
+    m[top] = lo
+    m[top + 1] = hi
+    m[top + 2] = group
+    m[G_SP] += 1
 
 
-@njit(**_JIT, inline="always")
-def _act(st, tb, sg, c, counted):
-    """One action of c: an attack with p = attack_share, on a target of its policy.
-
-    ``counted``: count the action and let an attacked combatant abort (V5); without
-    it, no combatant has an abort policy and actions are counted per chunk.
-    """
-    if counted:
-        tb[W_ACTS, c] += 1
-    threshold = tb[C_SHARE, c]
-    if threshold >= SHARE_ONE or (threshold > 0 and chance(st, threshold)):
-        t = sg[G_TARGETS + tb[C_TSTART, c] + below(st, tb[C_TCOUNT, c])]
-        before = tb[W_FIRST, t] == NONE  # t is attacked before acting
-        tb[W_ABBA, t] |= before  # no branch: ``before`` is unpredictable
-        if counted and tb[C_ABORT, t] == 1 and before and tb[W_REM, t] > 0:
-            # V5 abort "always": one declared action is given up for a defense
-            tb[W_REM, t] -= 1
-            tb[W_ABORTS, t] += 1
-            if tb[W_DELAYING, t] == 1 and tb[W_REM, t] == 0:
-                tb[W_DELAYING, t] = 0  # nothing left to delay
-                sg[G_DELAYING] -= 1
-
-
-@njit(**_JIT, inline="always")
-def _moments(st, tb, sg, lo, hi, counted):
-    """Members of slot [lo, hi) with actions left act side by side, one moment each.
-
-    Only used when nobody delays, so every such member is in the turn group.
-    """
-    while True:
-        moment = sg[G_MOMENT]
-        present = False
-        for p in range(lo, hi):
-            c = sg[G_ORDER + p]
-            if tb[W_REM, c] > 0:
-                present = True
-                if tb[W_FIRST, c] == NONE:
-                    tb[W_FIRST, c] = moment
-        if not present:
-            return
-        for p in range(lo, hi):
-            c = sg[G_ORDER + p]
-            if tb[W_REM, c] > 0:
-                tb[W_REM, c] -= 1
-                _act(st, tb, sg, c, counted)
-        sg[G_MOMENT] = moment + 1
-
-
-@njit(**_JIT, inline="always")
-def _push(sg, lo, hi, group):
-    sp = sg[G_SP]
-    sg[G_STACK + 3 * sp] = lo
-    sg[G_STACK + 3 * sp + 1] = hi
-    sg[G_STACK + 3 * sp + 2] = group
-    sg[G_SP] = sp + 1
-
-
-@njit(**_JIT)
-def _release(tb, sg, side, multi):
-    """V4: delayers with an opponent acting in the last moment act right after it.
-
-    Their turn groups go on the stack slowest first, so the fastest acts first.
-    """
-    n = tb.shape[1]
+@njit(**JIT)
+def _release(side, m, ev):
+    """V4: the delayers waiting for an opponent of ``side`` (every delayer if -1) stop
+    waiting; their turn groups go on the stack, the fastest on top."""
+    n = m[G_N]
+    first_group = m[G_GROUPS]
     last_lo = -1
-    group = 0
-    for p in range(n - 1, -1, -1):
-        c = sg[G_ORDER + p]
-        if tb[W_DELAYING, c] == 1 and (multi or tb[C_SIDE, c] != side):
-            tb[W_DELAYING, c] = 0
-            sg[G_DELAYING] -= 1
-            lo = tb[W_LO, c]
-            if lo != last_lo:
-                last_lo = lo
-                group = sg[G_GROUP]
-                sg[G_GROUP] = group + 1
-                _push(sg, lo, tb[W_HI, c], group)
-            tb[W_GROUP, c] = group
+    for q in range(n):
+        c = m[G_ORDER + q]
+        if m[W_DELAYING + c] != 0 and (side < 0 or m[P_SIDE + c] != side):
+            m[W_DELAYING + c] = 0
+            m[G_DELAYING] -= 1
+            if m[W_LO + c] != last_lo:
+                last_lo = m[W_LO + c]
+                m[G_GROUPS] += 1
+            m[W_GROUP + c] = m[G_GROUPS] - 1
+            if m[G_TRACE] != 0:
+                _emit(ev, m, E_RELEASE, c, NOT_A_COMBATANT, ZERO, ZERO)
+    last = -1
+    for q in range(n - 1, -1, -1):
+        c = m[G_ORDER + q]
+        group = m[W_GROUP + c]
+        if group >= first_group and group != last:
+            last = group
+            _push(m, m[W_LO + c], m[W_HI + c], group)
 
 
-@njit(**_JIT)
-def _play(st, tb, sg):
-    """Play the turn groups on the stack, one moment at a time, until it is empty."""
-    while sg[G_SP] > 0:
-        top = G_STACK + 3 * (sg[G_SP] - 1)
-        lo = sg[top]
-        hi = sg[top + 1]
-        group = sg[top + 2]
-        moment = sg[G_MOMENT]
+@njit(**JIT)
+def _play(st, m, y, cs, ev):
+    """The normal actions (V2, V4, V5), then the end of the round (V6), one moment at
+    a time: each pass of the loop finds who acts in the next moment (marked in
+    W_ACTING, first actions noted) and plays it.
+
+    The *turn group* is the slot taking its turn (or the delayers released at the end of
+    the normal actions); delayers released by a moment interrupt it from the stack, the
+    fastest on top, each playing its whole turn before the one below (V4)."""
+    n = m[G_N]
+    tracing = m[G_TRACE] != 0
+    delayers = m[G_DELAYERS] != 0
+    end = m[G_MULTI] == MULTI_END
+    end_phase = False
+    slot = ZERO  # the first position of the next slot to take its turn
+    turn_lo = ZERO
+    turn_hi = ZERO
+    turn_group = NO_GROUP
+    turn_more = False  # a member of the turn group may have a turn action left
+    rounds = ZERO  # end phase: additional rounds ("end"), or 1 pass ("in_turn")
+    k = ONE  # end phase: the additional round
+    lo = ZERO
+    hi = ZERO
+    while True:
+        moment = m[G_MOMENT]
         present = False
-        for p in range(lo, hi):
-            c = sg[G_ORDER + p]
-            if tb[W_GROUP, c] == group and tb[W_REM, c] > 0:
-                present = True
-                if tb[W_FIRST, c] == NONE:
-                    tb[W_FIRST, c] = moment
-        if not present:
-            sg[G_SP] -= 1
-            continue
-        side = -1
-        multi = False
-        for p in range(lo, hi):
-            c = sg[G_ORDER + p]
-            if tb[W_GROUP, c] == group and tb[W_REM, c] > 0:
-                tb[W_REM, c] -= 1
-                s = tb[C_SIDE, c]
-                sg[G_SIDES + s] += 1
-                sg[G_TOTAL] += 1
-                if side < 0:
-                    side = s
-                elif s != side:
-                    multi = True
-                _act(st, tb, sg, c, True)
-        sg[G_MOMENT] = moment + 1
-        if sg[G_DELAYING] > 0:
-            _release(tb, sg, side, multi)
-
-
-@njit(**_JIT)
-def _play_delays(st, has_extra, n_sides, tb, sg):
-    """The whole round through turn groups, for scenarios with delayers (V4)."""
-    n = tb.shape[1]
-    for k in (G_MOMENT, G_SP, G_GROUP, G_DELAYING, G_TOTAL):
-        sg[k] = 0
-    for i in range(n):
-        tb[W_DELAYING, i] = 0
-        tb[W_GROUP, i] = -1
-    for s in range(n_sides):
-        sg[G_SIDES + s] = 0  # actions of each side so far
-    # normal actions, slot by slot (V2)
-    lo = 0
-    while lo < n:
-        hi = tb[W_HI, sg[G_ORDER + lo]]
-        group = sg[G_GROUP]
-        present = False
-        for p in range(lo, hi):
-            c = sg[G_ORDER + p]
-            if tb[W_REM, c] > 0:
-                # V4: until_enemy_acts delays while no opponent has acted
-                if tb[C_DELAY, c] == 1 and sg[G_TOTAL] == sg[G_SIDES + tb[C_SIDE, c]]:
-                    tb[W_DELAYING, c] = 1
-                    sg[G_DELAYING] += 1
-                else:
-                    tb[W_GROUP, c] = group
-                    present = True
-        if present:
-            sg[G_GROUP] = group + 1
-            _push(sg, lo, hi, group)
-            _play(st, tb, sg)
-        lo = hi
-    # V4: delayers never released act last, before V6, fastest slot first
-    while sg[G_DELAYING] > 0:
-        group = sg[G_GROUP]
-        sg[G_GROUP] = group + 1
-        lo = -1
-        for p in range(n):
-            c = sg[G_ORDER + p]
-            if tb[W_DELAYING, c] == 1:
-                if lo < 0:
-                    lo = tb[W_LO, c]
-                elif tb[W_LO, c] != lo:
+        of_turn = False  # the moment is the turn group's
+        if end_phase:  # V6
+            if hi >= n:  # the slots are done: the next additional round
+                if k >= rounds:
                     break
-                tb[W_DELAYING, c] = 0
-                sg[G_DELAYING] -= 1
-                tb[W_GROUP, c] = group
-        _push(sg, lo, tb[W_HI, sg[G_ORDER + lo]], group)
-        _play(st, tb, sg)
-    # V6: extra actions at the end, slot by slot
-    if has_extra:
-        lo = 0
-        while lo < n:
-            hi = tb[W_HI, sg[G_ORDER + lo]]
-            group = sg[G_GROUP]
-            present = False
-            for p in range(lo, hi):
-                c = sg[G_ORDER + p]
-                if tb[C_EXTRA, c] > 0:
-                    tb[W_REM, c] = tb[C_EXTRA, c]
-                    tb[W_GROUP, c] = group
-                    present = True
-            if present:
-                sg[G_GROUP] = group + 1
-                _push(sg, lo, hi, group)
-                _play(st, tb, sg)
+                k += 1
+                hi = ZERO
             lo = hi
-
-
-@njit(**_JIT, inline="always")
-def _round(st, tie, has_delay, has_extra, counted, n_sides, tb, sg):
-    """Play one round (V1-V6); the outcome stays in ``tb`` and ``sg``."""
-    _setup(st, tie, counted, tb, sg)
-    if has_delay:
-        _play_delays(st, has_extra, n_sides, tb, sg)
-        return
-    # nobody delays: slot by slot; a slot of one takes its actions in a row, one moment
-    # each (the moment counter stays in a register)
-    n = tb.shape[1]
-    moment = 0
-    p = 0
-    while p < n:
-        c = sg[G_ORDER + p]
-        hi = tb[W_HI, c]
-        if hi == p + 1:
-            r = tb[W_REM, c]  # fewer than C_ACTIONS after aborts (V5)
-            if r > 0:
-                tb[W_FIRST, c] = moment  # nobody acts before its slot without delays
-                for _ in range(r):
-                    _act(st, tb, sg, c, counted)
-                moment += r
-        else:
-            sg[G_MOMENT] = moment
-            _moments(st, tb, sg, p, hi, counted)
-            moment = sg[G_MOMENT]
-        p = hi
-    if has_extra:  # V6
-        p = 0
-        while p < n:
-            c = sg[G_ORDER + p]
-            hi = tb[W_HI, c]
-            if hi == p + 1:
-                r = tb[C_EXTRA, c]
-                if r > 0:
-                    if tb[W_FIRST, c] == NONE:
-                        tb[W_FIRST, c] = moment
-                    for _ in range(r):
-                        _act(st, tb, sg, c, counted)
-                    moment += r
+            hi = m[W_HI + m[G_ORDER + lo]]
+            for q in range(lo, hi):
+                c = m[G_ORDER + q]
+                if m[W_END_NEXT + c] <= m[P_END + c] and (not end or m[W_END_NEXT + c] == k):
+                    m[W_ACTING + c] = moment
+                    if m[W_FIRST + c] == NONE:
+                        m[W_FIRST + c] = moment
+                    present = True
+            if not present:
+                continue
+        elif m[G_SP] > 0:  # a released group on the stack plays a moment, or is done
+            top = G_STACK + 3 * (m[G_SP] - 1)
+            lo = m[top]
+            hi = m[top + 1]
+            group = m[top + 2]
+            for q in range(lo, hi):
+                c = m[G_ORDER + q]
+                if m[W_GROUP + c] == group and m[W_TURN + c] > 0:
+                    m[W_ACTING + c] = moment
+                    if m[W_FIRST + c] == NONE:
+                        m[W_FIRST + c] = moment
+                    present = True
+            if not present:
+                m[G_SP] -= 1
+                continue
+        elif turn_more:  # the turn group's next moment, if a member has an action left
+            lo = turn_lo
+            hi = turn_hi
+            for q in range(lo, hi):
+                c = m[G_ORDER + q]
+                if m[W_GROUP + c] == turn_group and m[W_TURN + c] > 0:
+                    m[W_ACTING + c] = moment
+                    present = True
+            turn_more = present
+            if not present:
+                continue
+            of_turn = True
+        elif slot < n:  # V2: the next slot takes its turn; V4: who delays
+            lo = slot
+            hi = m[W_HI + m[G_ORDER + lo]]
+            slot = hi
+            turn_group = m[G_GROUPS]
+            for q in range(lo, hi):
+                c = m[G_ORDER + q]
+                if m[W_TURN + c] == 0:  # every action of its turn given up (V5)
+                    continue
+                if (
+                    m[P_DELAY + c] == DELAY_UNTIL_ENEMY_ACTS
+                    and m[G_TOTAL] == m[G_SIDE_ACTS + m[P_SIDE + c]]
+                ):  # no opponent has acted yet
+                    m[W_DELAYING + c] = 1
+                    m[G_DELAYING] += 1
+                    if m[G_TRACE] != 0:
+                        _emit(ev, m, E_DELAY, c, NOT_A_COMBATANT, ZERO, ZERO)
+                else:
+                    m[W_GROUP + c] = turn_group
+                    m[W_ACTING + c] = moment
+                    m[W_FIRST + c] = moment  # nobody of a slot has acted before its turn
+                    present = True
+            if not present:
+                continue
+            m[G_GROUPS] = turn_group + 1
+            turn_lo = lo
+            turn_hi = hi
+            of_turn = True
+        elif m[G_DELAYING] > 0:  # V4: still waiting: last, before V6, fastest slot first
+            q = 0
+            while m[W_DELAYING + m[G_ORDER + q]] == 0:
+                q += 1
+            lo = m[W_LO + m[G_ORDER + q]]
+            hi = m[W_HI + m[G_ORDER + q]]
+            turn_group = m[G_GROUPS]
+            m[G_GROUPS] = turn_group + 1
+            for q in range(lo, hi):
+                c = m[G_ORDER + q]
+                if m[W_DELAYING + c] != 0:
+                    m[W_DELAYING + c] = 0
+                    m[G_DELAYING] -= 1
+                    m[W_GROUP + c] = turn_group
+                    m[W_ACTING + c] = moment
+                    m[W_FIRST + c] = moment
+                    if m[G_TRACE] != 0:
+                        _emit(ev, m, E_RELEASE, c, NOT_A_COMBATANT, ZERO, ZERO)
+            turn_lo = lo
+            turn_hi = hi
+            of_turn = True
+        else:  # V6: "end": additional rounds 1, 2, ... through the slots; "in_turn":
+            end_phase = True  # slot by slot, each its extra actions in a row
+            if m[G_ENDS] == 0:
+                break
+            for i in range(n):
+                if m[W_END_NEXT + i] <= m[P_END + i]:
+                    rounds = max(rounds, m[P_END + i] if end else 1)
+            if rounds == 0:
+                break
+            hi = ZERO
+            continue
+        # the moment: each member marked takes one action, in scenario order
+        side = NO_SIDE
+        more = False
+        for q in range(lo, hi):
+            c = m[G_ORDER + q]
+            if m[W_ACTING + c] != moment:
+                continue
+            if end_phase:
+                m[W_END_NEXT + c] += 1
+                more |= m[W_END_NEXT + c] <= m[P_END + c]
             else:
-                for q in range(p, hi):
-                    tb[W_REM, sg[G_ORDER + q]] = tb[C_EXTRA, sg[G_ORDER + q]]
-                sg[G_MOMENT] = moment
-                _moments(st, tb, sg, p, hi, counted)
-                moment = sg[G_MOMENT]
-            p = hi
-
-
-@njit(**_JIT, inline="always")
-def _tally(tb, sg, n_sides, ranked, counted, hist, a1, a2, dist_off):
-    """Add the round's counts to ``a1`` and the squares of those above 1 to ``a2``.
-
-    With a histogram (``hist.size > 0``), ``acts_before`` is counted as one code
-    ``sum(r_i * n**i)``, ``r_i`` the number of combatants whose first action came
-    strictly earlier than i's (so ``r_i < r_j`` exactly when i acts before j).
-    ``ranked``: nobody delays or aborts, so ``r_i`` is the start of i's slot and the
-    code also gives first_action, known_declarations and simultaneous (``_expand``).
-    ``counted``: add actions, aborts and their distribution (else ``_constant_counts``).
-    """
-    n = tb.shape[1]
-    code = 0
-    scale = 1
-    if ranked:
-        for i in range(n):
-            code += tb[W_LO, i] * scale
-            scale *= n
-            a1[i * N_COUNTS + I_ABBA] += tb[W_ABBA, i]
-        hist[code] += 1
-        return
-    _known(n_sides, tb, sg)
-    for i in range(n):
-        base = i * N_COUNTS
-        fi = tb[W_FIRST, i]
-        if hist.size == 0:
-            row = n * N_COUNTS + i * n
-            for j in range(n):
-                a1[row + j] += fi < tb[W_FIRST, j]
+                m[W_TURN + c] -= 1
+                more |= m[W_TURN + c] > 0
+            s = m[P_SIDE + c]
+            if side == NO_SIDE:
+                side = s
+            elif side != s:
+                side = MIXED
+            # one own action of c (V2, V6); an attack with p = attack_share (common
+            # model: no draw for 0 or 1, a draw for any share between, however small)
+            y[cs[c * N_COUNTS + ACTIONS]] += 1
+            if delayers:  # V4: who has acted (only delayers ask)
+                m[G_SIDE_ACTS + s] += 1
+                m[G_TOTAL] += 1
+            if tracing:
+                _emit(
+                    ev, m, E_ACT, c, NOT_A_COMBATANT, moment - m[G_BASE], ONE if end_phase else ZERO
+                )
+            code = m[P_SHARE + c]
+            if code == SHARE_NEVER or (code != SHARE_ALWAYS and not chance(st, code)):
+                continue
+            t = m[G_TARGETS + m[P_TSTART + c] + below(st, m[P_TCOUNT + c])]  # its policy
+            slots = t * N_COUNTS
+            y[cs[c * N_COUNTS + ATTACKS_MADE]] += 1
+            y[cs[slots + ATTACKS_RECEIVED]] += 1
+            if tracing:
+                _emit(ev, m, E_ATTACK, c, t, ZERO, ZERO)
+            first = m[W_FIRST + t]
+            # the movers of this moment have their first action; no branch: unpredictable
+            y[cs[slots + ATTACKED_BEFORE_ACTING]] |= first == NONE
+            # V5: the action t gives up (0: of its turn, k: end-of-round action k), or why none
+            given = NO_DEFENSE_POLICY
+            rule = m[P_ABORT + t]
+            if rule != ABORT_NEVER:
+                if m[W_ACTING + t] == moment:  # it acts in this very moment: simultaneous
+                    given = NO_DEFENSE_SAME_MOMENT
+                elif rule == ABORT_ALWAYS:  # its next action still to come
+                    given = NO_DEFENSE_NOTHING_LEFT
+                    if m[W_TURN + t] > 0:
+                        m[W_TURN + t] -= 1
+                        given = 0
+                    elif m[W_END_NEXT + t] <= m[P_END + t]:
+                        given = m[W_END_NEXT + t]
+                        m[W_END_NEXT + t] += 1
+                elif first != NONE:  # ABORT_BEFORE_ACTING (revision 1): not once it acted
+                    given = NO_DEFENSE_HAS_ACTED
+                elif m[W_TURN + t] > 0:  # an action of its turn
+                    m[W_TURN + t] -= 1
+                    given = 0
+                else:
+                    given = NO_DEFENSE_NOTHING_LEFT
+            if given < 0:
+                y[cs[slots + UNDEFENDED]] += 1
+                if tracing:
+                    _emit(ev, m, E_UNANSWERED, t, NOT_A_COMBATANT, given, ZERO)
+                continue
+            y[cs[slots + ABORTS]] += 1
+            y[cs[slots + DEFENSES]] += 1  # V5: a vtm defense is always an abort
+            y[cs[slots + DEFENDED]] += 1
+            if tracing:
+                _emit(ev, m, E_ABORT, t, NOT_A_COMBATANT, given, ZERO)
+            if m[W_DELAYING + t] != 0 and m[W_TURN + t] == 0:
+                m[W_DELAYING + t] = 0  # V4: nothing left to delay
+                m[G_DELAYING] -= 1
+        m[G_MOMENT] = moment + 1
+        if end_phase:
+            if more and not end:
+                hi = lo  # "in_turn": this slot again, until its extra actions are done
         else:
-            r = 0
-            for j in range(n):
-                r += tb[W_FIRST, j] < fi
-            code += r * scale
-            scale *= n
-        a1[base + I_FIRST] += fi == 0
-        a1[base + I_ABBA] += tb[W_ABBA, i]
-        known = tb[W_KNOWN, i]
-        a1[base + I_KNOWN] += known
-        a2[base + I_KNOWN] += known * known
-        if counted:
-            acts = tb[W_ACTS, i]
-            aborts = tb[W_ABORTS, i]
-            a1[base + I_ACTIONS] += acts
-            a2[base + I_ACTIONS] += acts * acts
-            a1[base + I_NO_ACTION] += acts == 0
-            a1[base + I_DEFENSES] += aborts  # V5: every defense is an abort
-            a2[base + I_DEFENSES] += aborts * aborts
-            a1[base + I_ABORTS] += aborts
-            a2[base + I_ABORTS] += aborts * aborts
-            a1[dist_off[i] + acts] += 1
-    if hist.size > 0:
-        hist[code] += 1
-    a1[dist_off[n]] += sg[G_SIMULT]
+            if of_turn:
+                turn_more = more
+            if m[G_DELAYING] > 0:  # V4: right after an opponent's action
+                _release(side, m, ev)
 
 
-@njit(**_JIT)
-def _expand(hist, ranked, tb, a1, a2, dist_off):
-    """Add the counts of every code in ``hist`` (see ``_tally``)."""
-    n = tb.shape[1]
-    r = np.zeros(n, np.int64)
+# ----------------------------------------------------------------------------- a round
+@njit(**JIT)
+def _finish(m, y, cs, before, start, end):
+    """The counts that follow from the round as a whole: first action, no action, the
+    distribution of actions, simultaneous, and the ``acts_before`` slots
+    ``before[start:end]`` (the caller then fills the group and side slots)."""
+    n = m[G_N]
+    for i in range(n):
+        acts = y[cs[i * N_COUNTS + ACTIONS]]
+        y[cs[i * N_COUNTS + FIRST_ACTION]] = m[W_FIRST + i] == m[G_BASE]
+        y[cs[i * N_COUNTS + NO_ACTION]] = acts == 0
+        y[m[P_DIST + i] + acts] = 1
+    y[m[G_SIMULTANEOUS_SLOT]] = m[G_SIMULTANEOUS]
+    offset = n * N_COUNTS  # Layout.before_offset
+    for k in range(start, end):  # i's first action strictly before j's
+        ij = before[k] - offset
+        y[before[k]] = m[W_FIRST + ij // n] < m[W_FIRST + ij % n]
+
+
+@njit(**JIT)
+def _run_chunk(
+    key, first, n_rounds, memory, row, count_slots, plan, s1, s2, sx, codes, block, state
+):
+    """Play rounds ``first ..`` and add them up as ``plan`` says: the slots flushed
+    every round, the per-round pair products, and the codes (``codes``: histograms of
+    the first-action, V2 slot and values codes) or else the ``acts_before`` block."""
+    pv = unmanaged(plan)
+    y_array = unmanaged(row)
+    src = pv[pv[H_SRC] : pv[H_DST]]
+    dst = pv[pv[H_DST] : pv[H_OP]]
+    op = pv[pv[H_OP] : pv[H_PAIRS]]
+    key = _address(key)
+    m = _address(memory)
+    y = _address(row)
+    cs = _address(count_slots)
+    st = _address(state)
+    pl = _address(plan)
+    a1 = _address(s1)
+    a2 = _address(s2)
+    ax = _address(sx)
+    hc = _address(codes)
+    bl = _address(block)
+    n = m[G_N]
+    size = row.size
+    counts_end = n * N_COUNTS
+    dist_start = counts_end + n * n
+    finish = pl[H_FINISH] != 0
+    zero_all = pl[H_ZERO_ALL] != 0
+    coded = pl[H_CODED] != 0
+    ranked = pl[H_RANKED] != 0
+    n_codes = n**n if coded else 0  # hc: first-action codes, slot codes, values codes
+    m[G_TRACE] = 0
+    m[G_DECLARE] = pl[H_DECLARE]
+    for r in range(first, first + n_rounds):
+        if zero_all:
+            for k in range(counts_end):
+                y[k] = 0
+            for k in range(dist_start, size):
+                y[k] = 0
+        else:  # only the counts of the values code are read
+            for k in range(pl[H_VALUE_SLOTS], pl[H_VALUE_WEIGHTS]):
+                y[pl[k]] = 0
+        round_start_lazy(st, key, r)
+        m[G_ROUND] = r
+        _setup(st, m, y, cs, m)
+        _play(st, m, y, cs, m)
+        if finish:
+            _finish(m, y, cs, pl, pl[H_BEFORE], pl[H_VALUE_SLOTS])
+        if src.size > 0:
+            aggregate_round(y_array, src, dst, op)
+        if coded:
+            code = 0
+            scale = 1
+            for i in range(n):
+                code += m[W_LO + i] * scale
+                scale *= n
+            hc[n_codes + code] += 1
+            if not ranked:
+                code = 0
+                scale = 1
+                for i in range(n):
+                    fi = m[W_FIRST + i]
+                    rank = 0
+                    for j in range(n):
+                        rank += m[W_FIRST + j] < fi
+                    code += rank * scale
+                    scale *= n
+            hc[code] += 1
+            code = 0
+            for k in range(pl[H_VALUE_SLOTS], pl[H_VALUE_WEIGHTS]):
+                code += y[pl[k]] * pl[k + pl[H_VALUE_WEIGHTS] - pl[H_VALUE_SLOTS]]
+            hc[2 * n_codes + code] += 1
+        else:  # acts_before, into its block (int32: a chunk has at most 2**18 rounds)
+            for i in range(n):
+                fi = m[W_FIRST + i]
+                row_i = i * n
+                for j in range(n):
+                    bl[row_i + j] += fi < m[W_FIRST + j]
+        for k in range(pl[H_FLUSH], pl[H_BINARY]):
+            v = y[pl[k]]
+            a1[pl[k]] += v
+            a2[pl[k]] += v * v
+        for k in range(pl[H_BINARY], pl[H_SRC]):
+            a1[pl[k]] += y[pl[k]]
+        for k in range(pl[H_PAIRS], pl[H_BEFORE], 3):
+            ax[pl[k]] += y[pl[k + 1]] * y[pl[k + 2]]
+
+
+# what a code gives back (_expand)
+FIRST_CODE, SLOT_CODE, VALUES_CODE = np.int64(0), np.int64(1), np.int64(2)
+
+
+@njit(**JIT)
+def _expand(
+    hist, kind, memory, row, count_slots, slots, agg_src, agg_dst, agg_op, s1, s2, before,
+    value_slots, value_weights, const_slots, const_values, alias_slots, alias_of,
+):  # fmt: skip
+    """Add every code of ``hist`` to the coded ``slots`` through the code a round uses.
+
+    FIRST_CODE: ranks of the first actions order them as their moments do (_finish:
+    first action, acts_before); SLOT_CODE: the V2 slot positions give the order back,
+    then V3 (_declare) and simultaneous; VALUES_CODE: the counts' values, then what
+    follows from them (_finish: no action, the distribution).  Constant and alias
+    slots are filled in, then the group and side slots (aggregate_round)."""
+    m = _address(memory)
+    y = _address(row)
+    cs = _address(count_slots)
+    bf = _address(before)
+    n = m[G_N]
+    m[G_TRACE] = 0
+    m[G_BASE] = 0  # FIRST_CODE: ranks as moments
+    for k in range(const_slots.size):
+        y[const_slots[k]] = const_values[k]
     for code in range(hist.size):
         count = hist[code]
         if count == 0:
             continue
+        for k in slots:
+            y[k] = 0
         x = code
-        for i in range(n):
-            r[i] = x % n
-            x //= n
-        shared = False
-        for i in range(n):
-            row = n * N_COUNTS + i * n
-            known = 0
-            for j in range(n):
-                if r[i] < r[j]:
-                    a1[row + j] += count
-                    known += tb[C_SIDE, j] != tb[C_SIDE, i]  # V3
-                elif j != i and r[i] == r[j]:
-                    shared = True
-            if ranked:
-                base = i * N_COUNTS
-                a1[base + I_FIRST] += count if r[i] == 0 else 0
-                a1[base + I_KNOWN] += count * known
-                a2[base + I_KNOWN] += count * known * known
-        if ranked and shared:
-            a1[dist_off[n]] += count
+        if kind == FIRST_CODE:
+            for i in range(n):
+                m[W_FIRST + i] = x % n
+                x //= n
+            _finish(m, y, cs, bf, ZERO, before.size)
+        elif kind == SLOT_CODE:
+            for i in range(n):
+                m[W_LO + i] = x % n
+                x //= n
+            shared = 0
+            for i in range(n):
+                q = m[W_LO + i]
+                size = 0
+                for j in range(n):
+                    if m[W_LO + j] == m[W_LO + i]:
+                        size += 1
+                        q += j < i
+                m[G_ORDER + q] = i
+                m[W_HI + i] = m[W_LO + i] + size
+                shared |= size > 1
+            _declare(m, y, cs, m)
+            y[m[G_SIMULTANEOUS_SLOT]] = shared
+        else:
+            for k in range(value_slots.size - 1, -1, -1):
+                y[value_slots[k]] = x // value_weights[k]
+                x %= value_weights[k]
+            _finish(m, y, cs, bf, ZERO, ZERO)
+        for k in range(alias_slots.size):
+            y[alias_slots[k]] = y[alias_of[k]]
+        aggregate_round(row, agg_src, agg_dst, agg_op)
+        for k in slots:
+            v = y[k]
+            s1[k] += count * v
+            s2[k] += count * v * v
 
 
-@njit(**_JIT)
-def _constant_counts(tb, n_rounds, a1, a2, dist_off):
-    """Without aborts every combatant takes all its actions and extra actions (V4, V6)."""
-    n = tb.shape[1]
-    for i in range(n):
-        acts = tb[C_ACTIONS, i] + tb[C_EXTRA, i]
-        a1[i * N_COUNTS + I_ACTIONS] += n_rounds * acts
-        a2[i * N_COUNTS + I_ACTIONS] += n_rounds * acts * acts
-        a1[dist_off[i] + acts] += n_rounds
-
-
-@njit(**_JIT)
-def _run_chunk_ranked(
-    key, first, n_rounds, tie, has_extra, n_sides, tb, sg, dist_off, hist, a1, a2, st
-):
-    """``_run_chunk`` for ranked scenarios: no delayers, no aborts, a histogram."""
-    key = unmanaged(key)
-    st = unmanaged(st)  # the caller's: a stream allocated here is reference-counted per round
-    tb = unmanaged(tb)
-    sg = unmanaged(sg)
-    dist_off = unmanaged(dist_off)
-    hist = unmanaged(hist)
-    a1 = unmanaged(a1)
-    a2 = unmanaged(a2)
-    for r in range(first, first + n_rounds):
-        round_start_lazy(st, key, r)
-        _round(st, tie, False, has_extra, False, n_sides, tb, sg)
-        _tally(tb, sg, n_sides, True, False, hist, a1, a2, dist_off)
-    _expand(hist, True, tb, a1, a2, dist_off)
-    _constant_counts(tb, n_rounds, a1, a2, dist_off)
-
-
-@njit(**_JIT)
-def _run_chunk(
-    key, first, n_rounds, tie, has_delay, has_extra, counted, n_sides, tb, sg, dist_off, hist,
-    a1, a2, st,
+@njit(**JIT)
+def _trace_rounds(
+    key, first, n_rounds, memory, row, count_slots, events, before, agg_src, agg_dst, agg_op,
+    rows, states,
 ):  # fmt: skip
-    """Play rounds ``first .. first + n_rounds - 1`` of the chunk with key ``key``, each
-    from its own stream; sum the counts and their squares."""
-    key = unmanaged(key)
-    st = unmanaged(st)
-    tb = unmanaged(tb)
-    sg = unmanaged(sg)
-    dist_off = unmanaged(dist_off)
-    hist = unmanaged(hist)
-    a1 = unmanaged(a1)
-    a2 = unmanaged(a2)
-    for r in range(first, first + n_rounds):
-        round_start_lazy(st, key, r)
-        _round(st, tie, has_delay, has_extra, counted, n_sides, tb, sg)
-        _tally(tb, sg, n_sides, False, counted, hist, a1, a2, dist_off)
-    _expand(hist, False, tb, a1, a2, dist_off)
-    if not counted:
-        _constant_counts(tb, n_rounds, a1, a2, dist_off)
+    """Rounds ``first ..`` with their events (rows of ``events``, counted in
+    m[G_EVENTS]), complete rows and the stream state each round leaves."""
+    state = np.zeros(STATE_WORDS, np.uint64)
+    st = _address(state)
+    k4 = _address(key)
+    m = _address(memory)
+    y = _address(row)
+    cs = _address(count_slots)
+    ev = _address(events)
+    bf = _address(before)
+    m[G_TRACE] = 1
+    m[G_DECLARE] = 1
+    for k in range(n_rounds):
+        for j in range(row.size):
+            y[j] = 0
+        round_start_lazy(st, k4, first + k)
+        m[G_ROUND] = first + k
+        _setup(st, m, y, cs, ev)
+        _play(st, m, y, cs, ev)
+        _finish(m, y, cs, bf, ZERO, before.size)
+        aggregate_round(row, agg_src, agg_dst, agg_op)
+        for j in range(row.size):
+            rows[k, j] = y[j]
+        words = canonical_state(state)
+        for j in range(words.size):
+            states[k, j] = words[j]
 
 
-@njit(**_JIT)
-def _trace_rounds(key, first, n_rounds, tie, has_delay, has_extra, n_sides, tb, sg, dist_off, size):
-    """Each round's counts as a row (tests): [n_rounds, size]."""
-    out = np.zeros((n_rounds, size), np.int64)
-    squares = np.zeros(size, np.int64)
-    hist = np.zeros(0, np.int64)
-    st = np.zeros(STATE_WORDS, np.uint64)
-    for r in range(n_rounds):
-        round_start_lazy(st, key, first + r)
-        _round(st, tie, has_delay, has_extra, True, n_sides, tb, sg)
-        _tally(tb, sg, n_sides, False, True, hist, out[r], squares, dist_off)
-    return out
+# ----------------------------------------------------------------------------- wrappers
+def _words(key: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(key[:4], dtype=np.uint64)
 
 
-# --------------------------------------------------------------------------- wrappers
-def _offsets(compiled: Compiled) -> np.ndarray:
-    """Distribution offsets of every combatant, then the scenario-count offset."""
-    lay = compiled.layout
-    return np.append(lay.dist_offsets, lay.scenario_offset).astype(np.int64)
-
-
-def _squared(layout: Layout) -> np.ndarray:
-    """True where a count may exceed 1 (its square is summed apart)."""
-    out = np.zeros(layout.size, dtype=bool)
-    for i in range(layout.n):
-        for metric in MULTI_COUNTS:
-            out[layout.count_index(i, metric)] = True
-    return out
+def _row_and_memory(compiled: Compiled) -> tuple[np.ndarray, np.ndarray]:
+    """A fresh memory vector and row for one call (calls may run in parallel)."""
+    return compiled.m.copy(), np.zeros(compiled.layout.size, np.int64)
 
 
 def run_chunk(
+    compiled: Compiled, key: np.ndarray, n_rounds: int, sums: Sums, first: int = 0
+) -> None:
+    """Play rounds ``first .. first + n_rounds - 1`` of the chunk whose key is ``key``
+    (each on its own stream) and add their sums to ``sums``: exactly those of
+    ``flush_cycle(row, 1, ...)`` after every round's complete row."""
+    lay = compiled.layout
+    n = lay.n
+    m, y = _row_and_memory(compiled)
+    s1 = np.zeros(lay.size, np.int64)
+    s2 = np.zeros(lay.size, np.int64)
+    pa, pb = lay.pair_indices()
+    sx = np.zeros(pa.size, np.int64)
+    n_codes = n**n if compiled.coded else 0
+    codes = np.zeros(2 * n_codes + max(compiled.values, 1), np.int64)
+    small = n_rounds < 1 << 31  # int32 holds the acts_before block of any real chunk
+    block = np.zeros(0 if compiled.coded else n * n, np.int32 if small else np.int64)
+    _run_chunk(
+        _words(key), first, n_rounds, m, y, compiled.cs, compiled.plan, s1, s2, sx, codes, block,
+        np.zeros(STATE_WORDS, np.uint64),
+    )  # fmt: skip
+    before = np.arange(lay.before_offset, lay.before_offset + n * n, dtype=np.int64)
+    if compiled.coded:
+        for kind, hist, slots, agg in (
+            (FIRST_CODE, codes[:n_codes], compiled.first_coded, compiled.first_agg),
+            (SLOT_CODE, codes[n_codes : 2 * n_codes], compiled.slot_coded, compiled.slot_agg),
+            (VALUES_CODE, codes[2 * n_codes :], compiled.value_coded, compiled.value_agg),
+        ):
+            if slots.size:
+                _expand(
+                    hist, kind, m, y, compiled.cs, slots, *agg, s1, s2, before,
+                    compiled.value_slots, compiled.value_weights, compiled.const_slots,
+                    compiled.const_values, compiled.alias_slots, compiled.alias_of,
+                )  # fmt: skip
+    else:  # acts_before: 0 or 1
+        s1[before] = block
+        s2[before] = block
+    binary = compiled.plan[compiled.plan[H_BINARY] : compiled.plan[H_SRC]]
+    s2[binary] = s1[binary]
+    c = compiled.const_slots
+    v = compiled.const_values
+    s1[c] = n_rounds * v
+    s2[c] = n_rounds * v * v
+    s1[compiled.alias_slots] = s1[compiled.alias_of]
+    s2[compiled.alias_slots] = s2[compiled.alias_of]
+    const = dict(zip(c.tolist(), v.tolist(), strict=True))
+    for kk in range(pa.size):
+        a, b = int(pa[kk]), int(pb[kk])
+        if a in const and b in const:
+            sx[kk] = n_rounds * const[a] * const[b]
+        elif a in const:
+            sx[kk] = const[a] * s1[b]
+        elif b in const:
+            sx[kk] = const[b] * s1[a]
+    sums.s1 += s1
+    sums.s2 += s2
+    sums.sl += s1
+    sums.sx += sx
+    sums.tot += np.array([n_rounds, n_rounds, n_rounds], np.int64)
+
+
+TRACE_EVENTS = 1 << 20  # event rows a batch of traced rounds may hold
+
+
+def trace(
     compiled: Compiled,
     key: np.ndarray,
     n_rounds: int,
-    sums: Sums,
     first: int = 0,
-    no_hold: bool = False,
-) -> bool:
-    """Play rounds ``first ..`` of the chunk with key ``key`` and add them to ``sums``.
+    dice: dict[int, list[int]] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rounds ``first ..`` on the kernel's own code: (rows, events, states).
 
-    ``key``: the chunk's ``chunk_state`` (its first four words); round ``r`` draws from
-    its own stream (``round_start``).  Every round is its own cycle, since nothing
-    carries over between vtm rounds: the sums are those of ``flush_cycle(y, 1, ...)``
-    after every round, i.e. sum y, sum y^2 and sum y * 1.  ``no_hold`` (readiness'
-    R8) has no meaning here; the return value, what carries into the next round, is
-    always False.
-    """
+    ``dice`` maps a combatant index to the face its d10 shows in every round (drawn as
+    usual, then replaced: V1)."""
     lay = compiled.layout
     n = lay.n
-    a1 = np.zeros(lay.size, np.int64)
-    a2 = np.zeros(lay.size, np.int64)
-    hist = np.zeros(n**n if compiled.coded else 0, np.int64)
-    tb = compiled.table.copy()
-    sg = compiled.sg.copy()
-    words = np.ascontiguousarray(key[:4], dtype=np.uint64)
-    if compiled.ranked:
-        _run_chunk_ranked(
-            words, first, n_rounds, compiled.tie, compiled.has_extra, compiled.n_sides,
-            tb, sg, _offsets(compiled), hist, a1, a2, np.zeros(STATE_WORDS, np.uint64),
+    m, y = _row_and_memory(compiled)
+    for i, faces in (dice or {}).items():
+        if not (0 <= int(i) < n and len(faces) == 1 and 1 <= int(faces[0]) <= D10):
+            raise ValueError(f"dice: combatant {i} rolls one d10, got {faces!r}")
+        m[P_FIXED + int(i)] = int(faces[0])
+        m[G_FIXED] = 1
+    before = np.arange(lay.before_offset, lay.before_offset + n * n, dtype=np.int64)
+    rows = np.zeros((n_rounds, lay.size), np.int64)
+    states = np.zeros((n_rounds, 6), np.uint64)
+    bound = compiled.events_per_round
+    batch = max(1, TRACE_EVENTS // bound)
+    events = []
+    for start in range(0, n_rounds, batch):
+        count = min(batch, n_rounds - start)
+        ev = np.zeros((count * bound, EVENT_WIDTH), np.int64)
+        m[G_EVENTS] = 0
+        _trace_rounds(
+            _words(key), first + start, count, m, y, compiled.cs, ev, before,
+            *lay.aggregation, rows[start : start + count], states[start : start + count],
         )  # fmt: skip
-    else:
-        _run_chunk(
-            words, first, n_rounds, compiled.tie, compiled.has_delay, compiled.has_extra,
-            compiled.has_abort, compiled.n_sides, tb, sg, _offsets(compiled), hist, a1, a2,
-            np.zeros(STATE_WORDS, np.uint64),
-        )  # fmt: skip
-    sums.s1 += a1
-    sums.s2 += np.where(_squared(lay), a2, a1)
-    sums.sl += a1
-    sums.tot += np.array([n_rounds, n_rounds, n_rounds], np.int64)
-    return False
-
-
-def trace(compiled: Compiled, key: np.ndarray, n_rounds: int, first: int = 0) -> np.ndarray:
-    """Counts of rounds ``first .. first + n_rounds - 1`` of the chunk with key ``key``,
-    int64 [n_rounds, layout.size], in the layout of ``compiled.layout``."""
-    return _trace_rounds(
-        np.ascontiguousarray(key[:4], dtype=np.uint64),
-        first,
-        n_rounds,
-        compiled.tie,
-        compiled.has_delay,
-        compiled.has_extra,
-        compiled.n_sides,
-        compiled.table.copy(),
-        compiled.sg.copy(),
-        _offsets(compiled),
-        compiled.layout.size,
-    )
+        events.append(ev[: m[G_EVENTS]].copy())
+    return rows, np.concatenate(events) if events else np.zeros((0, EVENT_WIDTH), np.int64), states

@@ -1,0 +1,84 @@
+"""Cold and warm start of every kernel path, printed as a table.
+
+For each system and each path a scenario can reach (no holds / holds / trace, ...),
+``simkit run SCENARIO --rounds 1000 --workers 1`` (or ``simkit trace``) is started in a
+fresh process with an EMPTY numba cache (``NUMBA_CACHE_DIR`` = a new temporary
+directory): its wall time is the cold compile, its peak memory (max RSS) the compile's.
+Then the same command again with that cache: the warm start.
+
+Usage: python benchmarks/compile.py [--paths readiness-holds,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+
+# (label, command after `simkit`)
+PATHS = {
+    "readiness, no holds": ["run", str(HERE / "scenarios/four_readiness.toml")],
+    "readiness, no holds, policies": ["run", str(ROOT / "tests/data/rev1/readiness_nohold.toml")],
+    "readiness, holds": ["run", str(ROOT / "scenarios/party_vs_wolves.toml")],
+    "readiness, trace": ["trace", str(ROOT / "scenarios/party_vs_wolves.toml")],
+    "vtm": ["run", str(HERE / "scenarios/four_vtm.toml")],
+    "vtm, delays and aborts": ["run", str(ROOT / "scenarios/vtm_gangrel_ambush.toml")],
+    "vtm, trace": ["trace", str(ROOT / "scenarios/vtm_gangrel_ambush.toml")],
+    "perception": ["run", str(HERE / "scenarios/four_perception.toml")],
+    "perception, group": ["run", str(ROOT / "scenarios/perception_party_vs_wolves.toml")],
+    "perception, trace": ["trace", str(ROOT / "scenarios/perception_party_vs_wolves.toml")],
+}
+
+
+def simkit_command() -> list[str]:
+    exe = Path(sys.executable).with_name("simkit")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "simkit"]
+
+
+def measure(args: list[str], cache: str) -> tuple[float, float]:
+    """Wall time (s) and peak RSS (MB) of one fresh process with numba cache ``cache``."""
+    code = (
+        "import resource, subprocess, sys, time\n"
+        "t = time.perf_counter()\n"
+        "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "w = time.perf_counter() - t\n"
+        "if p.returncode: sys.exit(p.stderr)\n"
+        "print(w, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env
+    )
+    if out.returncode:
+        raise SystemExit(f"failed: {' '.join(args)}\n{out.stderr}")
+    wall, rss = out.stdout.split()
+    return float(wall), int(rss) / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--paths", help="comma-separated labels (default: all)")
+    args = parser.parse_args()
+    chosen = [p.strip() for p in args.paths.split(",")] if args.paths else list(PATHS)
+    print("Cold compile (empty numba cache) and warm start, one fresh process each")
+    header = f"{'path':<32} {'cold s':>8} {'peak MB':>9} {'warm s':>8}"
+    print(header)
+    print("-" * len(header))
+    for label in chosen:
+        command = [*simkit_command(), *PATHS[label]]
+        if command[len(simkit_command())] == "run":
+            command += ["--rounds", "1000", "--workers", "1"]
+        with tempfile.TemporaryDirectory(prefix="simkit-cold-") as cache:
+            cold, rss = measure(command, cache)
+            warm, _ = measure(command, cache)
+        print(f"{label:<32} {cold:>8.1f} {rss:>9.0f} {warm:>8.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

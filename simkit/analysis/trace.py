@@ -1,0 +1,108 @@
+"""``simkit trace``: the play-by-play of a few rounds, as the rules see them.
+
+The events come from the kernel's own trace path (``System.trace``), the same code
+that counts every metric, so what a user watches is what is counted.  Rounds
+1 .. K of a trace are the first K rounds that ``simkit run`` plays with the same seed.
+``--dice NAME=FACES`` fixes the faces a combatant (or, in group mode, a side) rolls in
+every traced round; every other random choice still comes from the seed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from simkit import systems
+from simkit.engine import prepare, seed_sequence
+from simkit.scenario import Scenario, ScenarioError, shown, suggest
+from simkit.systems.stream import chunk_state
+
+
+def parse_dice(
+    scenario: Scenario, specs: Sequence[str], label: str = "--dice"
+) -> dict[int, list[int]]:
+    """``['Gunnar=6,6,2']`` -> ``{roller index: [6, 6, 2]}``, checked against who rolls
+    what (``System.rollers``): the right number of dice, faces 1..sides."""
+    rollers = systems.get(scenario.system).rollers(scenario)
+    names = [r[0] for r in rollers]
+    out: dict[int, list[int]] = {}
+    for spec in specs:
+        origin = f"{label} {shown(spec)}"
+        name, eq, faces_text = spec.rpartition("=")
+        name = name.strip()
+        if not eq or not name or not faces_text.strip():
+            raise ScenarioError(f"{origin}: expected NAME=FACES, e.g. 'Gunnar=6,6,2'")
+        if name not in names:
+            raise ScenarioError(
+                f"{origin}: nobody named {shown(name)} rolls dice here{suggest(name, names)}; "
+                f"rollers: {', '.join(names)}"
+            )
+        k = names.index(name)
+        if k in out:
+            raise ScenarioError(f"{origin}: the dice of {name} are given twice")
+        _, count, sides = rollers[k]
+        parts = [p.strip() for p in faces_text.split(",")]
+        try:
+            faces = [int(p) for p in parts]
+        except ValueError:
+            raise ScenarioError(
+                f"{origin}: faces must be integers from 1 to {sides}, got {shown(faces_text)}"
+            ) from None
+        if len(faces) != count:
+            raise ScenarioError(
+                f"{origin}: {name} rolls {count} d{sides}, got {len(faces)} "
+                f"face{'s' if len(faces) != 1 else ''}"
+            )
+        bad = [f for f in faces if not 1 <= f <= sides]
+        if bad:
+            raise ScenarioError(f"{origin}: {bad[0]} is not a face of a d{sides} (1 to {sides})")
+        out[k] = faces
+    return out
+
+
+def trace_events(
+    scenario: Scenario, rounds: int, seed: int, dice: dict[int, list[int]] | None = None
+) -> tuple[Any, Any]:
+    """The kernel's trace of rounds 0 .. rounds - 1 of chunk 0 of ``seed``."""
+    system = systems.get(scenario.system)
+    job = prepare(scenario)
+    key = chunk_state(seed_sequence(seed), 0)
+    return system, system.trace(job.compiled, key, rounds, dice=dice or None)
+
+
+def play_trace(
+    scenario: Scenario,
+    rounds: int,
+    seed: int,
+    dice: dict[int, list[int]] | None = None,
+    *,
+    as_json: bool = False,
+) -> str:
+    """The trace as text (a block per round) or as JSON lines (one object per event)."""
+    system, tr = trace_events(scenario, rounds, seed, dice)
+    if as_json:
+        return "\n".join(
+            json.dumps(system.event_json(e, scenario), ensure_ascii=False) for e in tr.events
+        )
+    fixed = ""
+    if dice:
+        rollers = system.rollers(scenario)
+        fixed = "; fixed dice: " + ", ".join(
+            f"{rollers[k][0]} {','.join(map(str, f))}" for k, f in sorted(dice.items())
+        )
+    which = (
+        "round 1 is the first round" if rounds == 1 else f"rounds 1-{rounds} are the first rounds"
+    )
+    lines = [
+        f"{scenario.name}: system {system.name}, seed {seed}; {which} `simkit run` plays with "
+        f"this seed{fixed}"
+    ]
+    for r in range(rounds):
+        lines += ["", f"Round {r + 1}"]
+        for e in tr.events:
+            if int(e[0]) == r:
+                lines.append("  " + system.event_text(e, scenario))
+    from simkit.output.tables import fit
+
+    return "\n".join(fit(lines))

@@ -1,0 +1,38 @@
+"""Reports rendered: the verdict, findings, tables, plots and page of one report.
+
+The modules, by job: ``names`` (how groups, values and rule IDs read), ``numbers``
+(estimates per side, group and combatant), ``findings`` (sentences), ``tables``,
+``figures`` (which plots), ``data`` (CSV files), ``page`` (HTML, Markdown and CSS) and
+``document`` (everything put together: :func:`build_report`).  What a report simulates
+is ``simkit.analysis.report``; nothing here simulates.
+
+Attributes are loaded on first use, so that ``simkit.output.report.names`` stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "Report": "document",
+    "build_report": "document",
+    "csv_tables": "data",
+    "sweep_table": "data",
+    "verdict": "findings",
+    "group_findings": "findings",
+    "policy_findings": "findings",
+    "render_html": "page",
+    "render_markdown": "page",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

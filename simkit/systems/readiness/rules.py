@@ -1,0 +1,792 @@
+"""One readiness round, rules revision 2 (docs/rules.md, R1-R9), as numba functions: the only
+implementation of the rules.  ``run_chunk``, ``trace`` and every scenario (with or
+without holds) play rounds through ``play_round``; the tests hold it to the
+plain-Python twin (tests/twins/readiness.py) count by count, draw by draw and event
+by event.
+
+Arrays (fields named in ``codes.py``)
+-------------------------------------
+``st``  the round's random stream (``stream.py``); draws in the twin's order: R1 dice
+        of combatant 0, 1, ...; then as play goes, T3 ``below(k)``, ``chance`` for an
+        action when ``0 < attack_share < 1`` (even when its threshold rounds to 0),
+        ``below(m)`` over the target list of an attack.  Nothing else draws.
+``P``   ``P[i, P_*]`` combatant i's parameters; ``T`` the target lists; ``GL`` the
+        guards of every side (``GL[2 s]`` start and ``GL[2 s + 1]`` count of side
+        s's guards in ``GL``, scenario order).
+``W``   ``W[i, W_*]`` the round's state of combatant i (``P`` and ``W`` are the columns of one
+        array: a combatant's fields are contiguous, the row length a compile-time constant).
+``G``   round scalars (``G_*``) and per-side dice left and actions taken (kept only
+        when some combatant has a hold policy: only R5 asks for them).
+``KT``, ``CT``  the R3 key trees (below).
+``Y``   counts (int32): ``Y[CS[i, ACTIONS] + col] += 1``, except that a hasty defense of
+        scale k counts only in row ``hasty_ge.k`` (kernel.hasty_rows derives the rest of
+        the hasty counts from these rows); ``CS`` the layout's
+        ``count_slots`` scaled to the kernel's batch (kernel.py: a row of ``Y`` per
+        slot, a column per regeneration cycle), ``col`` the round's column; the
+        scenario counts follow the count slots (``G_STALEMATE_ROW``).  Every count is
+        an increment, so the rounds of a cycle (a stalemate and the forced round after
+        it) can add to one column.
+``F``   ``F[i, col]``: the step of i's first action in the round (acts_before).
+``EV``  events (``base.EVENT_COLUMNS``), written when ``play_round``'s ``log`` is true
+        (``trace``), from the same code path that counts: what ``simkit trace`` shows
+        is what is counted.  ``run_chunk`` passes the constant ``NO_LOG``: once
+        ``play_round`` is inlined into its driver, LLVM removes every event branch.
+
+A pool (R1) is one integer: the count of dice showing face f in the byte at bits
+8(f-1) .. 8f-1.  A combatant's highest unspent die is the top set byte (a
+leading-zero count); spending it is one subtraction; every spend takes it (R4, R5,
+R7).
+
+R3 by keys
+----------
+T2 compares the dice of the round minus one die of the tied value v; removing one v
+from two sorted lists that both hold it keeps their order, so T2 is the order of the
+full pools (docs/rules-decisions.md), fixed for the round: each combatant gets the
+*rank* of its full pool (how many pools of the round are lower; a pool is an integer
+whose order is that of its sorted dice, a die beating no die).  Its R3 key packs
+(highest unspent die v, T1 count of v, T2 rank); -1 while it cannot take a turn (no
+dice, or holding).  The keys are the leaves of a tree of GROUP-wide levels: a node
+holds the best key below it and how many leaves have it.  The next turn is the best
+key at the top (at most GROUP nodes), T3 ``below(k)`` among the k leaves with it, in
+scenario order.  A spend re-keys one leaf and its ancestors: one level (a scan of
+the keys) for up to 8 combatants, two for up to 64, three for 200; so a die of a
+200-combatant round costs about twice one of a 4-combatant round, not 50 times.
+Released holders (R5) are picked the same way from a second tree.
+
+Caching: numba caches a function with everything it compiled into it, but checks only
+the timestamp of the file that defines it.  So these functions are not cached on their
+own, and kernel.py's two drivers are cached under a key that includes a digest of every
+source file they depend on (kernel.SOURCES): an edit here, in codes.py or in stream.py
+recompiles them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.extending import intrinsic
+
+from simkit.systems.base import SHARE_ALWAYS, SHARE_NEVER
+from simkit.systems.readiness.codes import (
+    ACTIONS,
+    ATTACKED_BEFORE_ACTING,
+    ATTACKS_MADE,
+    ATTACKS_RECEIVED,
+    DEFEND_NEVER,
+    DEFENDED,
+    DEFENSES,
+    EDGE_WOUND,
+    EV_ACT,
+    EV_ATTACK,
+    EV_DECLARE,
+    EV_EXPIRED,
+    EV_HOLD,
+    EV_NO_HOLD,
+    EV_PREP,
+    EV_RELEASE,
+    EV_RESPONSE,
+    EV_ROLL,
+    EV_STALEMATE,
+    EV_TURN,
+    EV_UNANSWERED,
+    EXPIRED_DICE,
+    FACE_BITS,
+    FIRST_ACTION,
+    G_DICE_LEFT,
+    G_EVENTS,
+    G_HOLDER_ACTIONS,
+    G_HOLDING,
+    G_MAY_HOLD,
+    G_ORDER,
+    G_PREP,
+    G_RELEASED,
+    G_ROUND,
+    G_SIDE_DICE,
+    G_SIDES,
+    G_STALEMATE_ROW,
+    G_STEP,
+    G_WAITING_FOR_ENEMY,
+    GROUP,
+    GROUP_BITS,
+    GUARD_ALWAYS,
+    GUARD_BACKUP,
+    GUARD_DEFENSES,
+    H_FRESH,
+    H_HOLDING,
+    H_NORMAL,
+    H_RELEASED,
+    HASTY_GE_1,
+    HASTY_ONLY,
+    HOLD_NEVER,
+    HOLD_UNTIL_ATTACKED,
+    HOLD_UNTIL_ENEMY_ACTS,
+    HOLDER_HELD_DICE,
+    KEY_COUNT,
+    KEY_RANK,
+    KEY_V,
+    NO_ACTION,
+    NO_STEP,
+    ON_EDGE,
+    ORDER_CHAIN,
+    P_ADVANTAGE,
+    P_DEFEND,
+    P_DICE,
+    P_FIXED,
+    P_FIXED_FACES,
+    P_FIXED_POOL,
+    P_GUARD,
+    P_HASTY_LIMIT,
+    P_HOLD,
+    P_SHARE,
+    P_SIDE,
+    P_SURPRISED,
+    P_TARGET_COUNT,
+    P_TARGET_START,
+    P_WOUND,
+    PREP_ONE_DIE,
+    PREP_SIXES,
+    R3_SET,
+    RELEASE_ATTACKED,
+    RELEASE_ENEMY_ACTED,
+    RELEASE_OPPONENTS_OUT,
+    RESPONSE_GUARD,
+    RESPONSE_HASTY,
+    RESPONSE_SELF,
+    SCRATCH_SET,
+    SIDES,
+    UNDEFENDED,
+    W_ACTS,
+    W_ATTACKED,
+    W_FIRST,
+    W_HELD,
+    W_IN_R3,
+    W_LOWEST,
+    W_POOL,
+    W_RANK,
+    W_RELEASE_EVENT,
+    W_STATE,
+)
+from simkit.systems.stream import below, chance, roll
+from simkit.systems.support import JIT, JIT_DISABLED, leading_zeros
+
+# Compile time and speed.  Every jitted function costs a full numba pipeline (about
+# 0.1 s even for a one-liner), numba's own inlining (``inline="always"``) costs more
+# than that per call site, and a call that LLVM does not inline costs two runtime
+# calls per array argument (reference counts).  So the round is one function,
+# ``play_round``, and the functions it calls are either small HELPERs that LLVM
+# always inlines (``forceinline``: no numba work per call site) or COLD ones it
+# calls on rare paths only (trace events, R2, released holders, T3 ties), which keep
+# the hot code small.  None of them is called from Python: no wrappers are built.
+# Not cached on their own: the drivers (kernel.py) are, with everything these compile
+# into, under a key that changes with every source file they depend on.
+COLD = {**JIT, "cache": False, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+HELPER = {**COLD, "forceinline": True}
+
+if JIT_DISABLED:
+
+    def non_negative(x):  # type: ignore[no-untyped-def]
+        """Plain Python: ``x``."""
+        return x
+
+else:
+
+    @intrinsic
+    def non_negative(typingctx, x):
+        """``x``, which the caller knows is >= 0 (a combatant index), said to LLVM
+        (``llvm.assume``): an array index needs no fix-up for negative values then, a
+        few instructions less on the chain of dependent steps from one action to the
+        next."""
+        sig = x(x)
+
+        def codegen(context, builder, signature, args):
+            builder.assume(builder.icmp_signed(">=", args[0], args[0].type(0)))
+            return args[0]
+
+        return sig, codegen
+
+
+FIELD = 8  # bits per face in a pool
+FIELD_MASK = 255
+BYTES_ONES = 0x0101010101010101
+NOBODY = np.int64(-1)
+ZERO = np.int64(0)  # an argument: np.int64, not a literal (codes.py)
+ONE = np.int64(1)
+ON_TURN = np.bool_(False)  # act(): an action on its turn
+ON_RELEASE = np.bool_(True)  # act(): the action declared on release (R5)
+NO_LOG = np.bool_(False)  # play_round(log=...): run_chunk, no events (compiled out)
+LOG = np.bool_(True)  # play_round(log=...): trace, every event written
+RANK_BY_COUNTING = 16  # up to this many combatants, T2 ranks by counting (n^2, no branch)
+OUTCOME_COUNTS = np.array([UNDEFENDED, DEFENDED, HASTY_ONLY], dtype=np.int64)
+
+
+# --------------------------------------------------------------------------- pools
+@njit(**HELPER)
+def top(pool):
+    """The highest face in a pool (0 for an empty pool): the field of its top set bit."""
+    return (71 - leading_zeros(pool)) >> 3  # (63 - lz) // FIELD + 1; 7 >> 3 = 0 if empty
+
+
+@njit(**HELPER)
+def face_count(pool, f):
+    """Dice of face ``f`` in a pool."""
+    return (pool >> (FIELD * (f - 1))) & FIELD_MASK
+
+
+@njit(**HELPER)
+def one_die(f):
+    """A pool of one die showing ``f``."""
+    return np.int64(1) << (FIELD * (f - 1))
+
+
+@njit(**HELPER)
+def dice_in(pool):
+    """Number of dice in a pool (the sum of its byte fields, each at most MAX_DICE)."""
+    return (pool * BYTES_ONES) >> 56
+
+
+@njit(**COLD)
+def prepare(pool, pips, prep):
+    """R2: a pool after ``pips`` of preparation, no die above 6.
+
+    ``PREP_ONE_DIE`` [rev 2]: all pips on the one die that makes the best pool: the
+    lowest die that can reach 6 becomes 6, else the highest die below 6 rises by all
+    of them.  ``PREP_SIXES``: each pip to the highest die still below 6 (a die keeps
+    taking pips until 6).  ``PREP_LOWEST``: each pip to the lowest die."""
+    if pips <= 0:
+        return pool
+    if prep == PREP_ONE_DIE:
+        for f in range(max(1, SIDES - pips), SIDES):
+            if face_count(pool, f) > 0:
+                return pool + one_die(SIDES) - one_die(f)
+        for f in range(SIDES - 1, 0, -1):
+            if face_count(pool, f) > 0:
+                return pool + one_die(f + pips) - one_die(f)
+        return pool
+    if prep == PREP_SIXES:
+        for f in range(SIDES - 1, 0, -1):
+            while pips > 0 and face_count(pool, f) > 0:
+                to = min(f + pips, SIDES)
+                pool += one_die(to) - one_die(f)
+                pips -= to - f
+        return pool
+    while pips > 0:  # PREP_LOWEST
+        f = 1
+        while face_count(pool, f) == 0:
+            f += 1
+        if f == SIDES:
+            break
+        pool += one_die(f + 1) - one_die(f)
+        pips -= 1
+    return pool
+
+
+# --------------------------------------------------------------------------- events
+@njit(**COLD)
+def event(EV, G, kind, actor, other, a, b, c):
+    """Append one event row (caller checks ``log``)."""
+    k = G[G_EVENTS]
+    EV[k, 0] = G[G_ROUND]
+    EV[k, 1] = kind
+    EV[k, 2] = actor
+    EV[k, 3] = other
+    EV[k, 4] = a
+    EV[k, 5] = b
+    EV[k, 6] = c
+    EV[k, 7] = 0
+    G[G_EVENTS] = k + 1
+
+
+# --------------------------------------------------------------------------- R3
+@njit(**HELPER)
+def key_of(pool, rank):
+    """R3 key of a pool: (highest die v, T1 count of v, T2 rank of the round's full pool)
+    packed so that a higher key wins; -1 for an empty pool."""
+    v = top(pool)
+    key = (v << KEY_V) | (face_count(pool, max(v, 1)) << KEY_COUNT) | (rank << KEY_RANK)
+    return key if pool != 0 else NOBODY
+
+
+@njit(**COLD)
+def rebuild(KT, CT, s):
+    """Every node of tree ``s`` from its children (after the leaves were set)."""
+    for level in range(1, KT.shape[1]):
+        shift = GROUP_BITS * level
+        for j in range((KT.shape[2] + (ONE << shift) - 1) >> shift):  # nodes of the level
+            base = j << GROUP_BITS
+            best = NOBODY
+            count = ZERO
+            for k in range(GROUP):
+                x = KT[s, level - 1, base + k]
+                c = CT[s, level - 1, base + k]
+                up = x > best
+                count = c if up else count + (c if x == best else 0)
+                best = x if up else best
+            KT[s, level, j] = best
+            CT[s, level, j] = count
+
+
+@njit(**HELPER)
+def set_key(KT, CT, s, i, key):
+    """Give combatant i the R3 key ``key`` in tree ``s`` (-1: it cannot take a turn) and
+    update its ancestors: each node keeps the best key of its GROUP children and how
+    many leaves below it have that key.  No branch on the keys."""
+    KT[s, 0, i] = key
+    j = i
+    for level in range(1, KT.shape[1]):
+        j >>= GROUP_BITS
+        base = j << GROUP_BITS
+        best = NOBODY
+        count = ZERO
+        for k in range(GROUP):
+            x = KT[s, level - 1, base + k]
+            c = CT[s, level - 1, base + k]
+            up = x > best
+            count = c if up else count + (c if x == best else 0)
+            best = x if up else best
+        KT[s, level, j] = best
+        CT[s, level, j] = count
+
+
+@njit(**HELPER)
+def pick(st, KT, CT, s):
+    """R3 in tree ``s``: who takes the next turn, or NOBODY.
+
+    The best key is the highest initiative v, then T1 the most unspent dice of v, then
+    T2 the best full pool; T3 a fair ``below(k)`` among the k combatants with that key,
+    in scenario order (leaf order).  The top level has at most GROUP nodes."""
+    top_level = KT.shape[1] - 1
+    best = NOBODY
+    ties = ZERO
+    first = ZERO
+    for k in range(min(GROUP, KT.shape[2])):  # a one-level tree is as wide as the scenario
+        x = KT[s, top_level, k]
+        c = CT[s, top_level, k]
+        up = x > best
+        ties = c if up else ties + (c if x == best else 0)
+        first = k if up else first
+        best = x if up else best
+    if best < 0:
+        return NOBODY
+    j = first
+    if ties == 1:  # down to the leftmost leaf with the best key
+        for level in range(top_level - 1, -1, -1):
+            base = j << GROUP_BITS
+            for k in range(GROUP - 1, -1, -1):
+                j = base + k if KT[s, level, base + k] == best else j
+        return j
+    return pick_tied(st, KT, CT, s, best, ties)
+
+
+@njit(**COLD)
+def pick_tied(st, KT, CT, s, best, ties):
+    """T3: a fair ``below(ties)`` among the leaves of tree ``s`` with key ``best``, the
+    r-th of them in scenario order (leaf order)."""
+    top_level = KT.shape[1] - 1
+    r = below(st, ties)
+    j = ZERO
+    for level in range(top_level, -1, -1):
+        base = j << GROUP_BITS if level < top_level else ZERO
+        for k in range(min(GROUP, KT.shape[2])):
+            if KT[s, level, base + k] == best:
+                c = CT[s, level, base + k]
+                if r < c:
+                    j = base + k
+                    break
+                r -= c
+    return j
+
+
+@njit(**HELPER)
+def join_r3(W, KT, CT, i):
+    """i may take turns (R3): its key into the tree (none if it has no dice)."""
+    set_key(KT, CT, R3_SET, i, key_of(W[i, W_POOL], W[i, W_RANK]))
+    W[i, W_IN_R3] = 1
+
+
+@njit(**HELPER)
+def leave_r3(W, KT, CT, i):
+    """i holds (R5): out of R3."""
+    set_key(KT, CT, R3_SET, i, NOBODY)
+    W[i, W_IN_R3] = 0
+
+
+@njit(**HELPER)
+def spend(P, W, G, KT, CT, i, do):
+    """If ``do`` (0 or 1): i spends its highest unspent die (R4, R5, R7).  Returns the
+    die's value.  No branch on the dice: a combatant in R3 gets the key of what is left
+    (the same key when ``do`` is 0)."""
+    pool = W[i, W_POOL]
+    v = top(pool)
+    rest = pool - do * one_die(max(v, 1))
+    W[i, W_POOL] = rest
+    if G[G_MAY_HOLD] != 0:  # dice left per side: only R5 asks (opponents_have_dice)
+        G[G_DICE_LEFT] -= do
+        G[G_SIDE_DICE + P[i, P_SIDE]] -= do
+    if W[i, W_IN_R3] != 0:  # holders are not in R3
+        set_key(KT, CT, R3_SET, i, key_of(rest, W[i, W_RANK]))
+    return v
+
+
+# --------------------------------------------------------------------------- R4, R5, R7
+@njit(**HELPER)
+def opponents_have_dice(P, G, i):
+    return G[G_DICE_LEFT] - G[G_SIDE_DICE + P[i, P_SIDE]] > 0
+
+
+@njit(**HELPER)
+def can_answer(P, W, g, a, by_holder):
+    """R7: g has a die >= a (any die against a holder's action) and is not surprised."""
+    pool = W[g, W_POOL]
+    return pool != 0 and P[g, P_SURPRISED] == 0 and (by_holder or top(pool) >= a)
+
+
+@njit(**COLD)
+def rank_by_sorting(W):
+    """T2 ranks (how many full pools of the round are lower) by sorting: O(n log n).
+
+    A heapsort of the pools, then each rank a binary search (the first sorted pool not
+    below its own): written out, a few loops for numba to compile, not np.argsort."""
+    n = W.shape[0]
+    pools = np.empty(n, np.int64)
+    for i in range(n):
+        pools[i] = W[i, W_POOL]
+    k = n // 2  # heapify (k > 0), then move the top to the end, one pool at a time
+    end = n
+    while True:
+        if k > 0:
+            k -= 1
+            root = k
+        else:
+            end -= 1
+            if end <= 0:
+                break
+            x = pools[0]
+            pools[0] = pools[end]
+            pools[end] = x
+            root = 0
+        while True:  # sift down
+            child = 2 * root + 1
+            if child >= end:
+                break
+            if child + 1 < end and pools[child] < pools[child + 1]:
+                child += 1
+            if pools[root] >= pools[child]:
+                break
+            x = pools[root]
+            pools[root] = pools[child]
+            pools[child] = x
+            root = child
+    for i in range(n):
+        x = W[i, W_POOL]
+        lo = 0
+        hi = n
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if pools[mid] < x:
+                lo = mid + 1
+            else:
+                hi = mid
+        W[i, W_RANK] = lo
+
+
+@njit(**COLD)
+def next_released(st, P, W, G, KT, CT, EV, log):
+    """R5: the released until_enemy_acts holder that declares next, or NOBODY.
+
+    Those released by one action declare in R3 order (picked from the scratch tree),
+    before those released by their actions; one without dice declares nothing and
+    simply stops holding.  The one chosen rejoins R3 and its declare event is written."""
+    n = P.shape[0]
+    while G[G_RELEASED] > 0:
+        first = NO_STEP
+        for i in range(n):
+            if W[i, W_STATE] == H_RELEASED and W[i, W_RELEASE_EVENT] < first:
+                first = W[i, W_RELEASE_EVENT]
+        members = ZERO
+        for i in range(n):
+            released = W[i, W_STATE] == H_RELEASED and W[i, W_RELEASE_EVENT] == first
+            if released and W[i, W_POOL] != 0:
+                set_key(KT, CT, SCRATCH_SET, i, key_of(W[i, W_POOL], W[i, W_RANK]))
+                members += 1
+        if members == 0:
+            for i in range(n):
+                if W[i, W_STATE] == H_RELEASED and W[i, W_RELEASE_EVENT] == first:
+                    W[i, W_STATE] = H_NORMAL
+                    G[G_RELEASED] -= 1
+            continue
+        d = pick(st, KT, CT, SCRATCH_SET)
+        for i in range(n):
+            released = W[i, W_STATE] == H_RELEASED and W[i, W_RELEASE_EVENT] == first
+            if released and W[i, W_POOL] != 0:
+                set_key(KT, CT, SCRATCH_SET, i, NOBODY)
+        W[d, W_STATE] = H_NORMAL
+        G[G_RELEASED] -= 1
+        join_r3(W, KT, CT, d)
+        if log:
+            event(EV, G, EV_DECLARE, d, NOBODY, top(W[d, W_POOL]), ZERO, ZERO)
+        return d
+    return NOBODY
+
+
+@njit(**HELPER)
+def play_round(st, P, W, G, KT, CT, T, GL, Y, col, CS, F, EV, no_hold, log):
+    """One round, R1-R9 (the twin's ``Round.play``); returns 1 for a stalemate (R8).
+
+    ``no_hold`` 1: the round follows a stalemate (R8): hold policies act as "never".
+    ``log``: write the round's events to ``EV`` (a constant of each driver: ``NO_LOG``
+    in ``run_rounds``, so the event code is compiled out of simulation).
+    Counts go to column ``col`` of the counts array ``Y`` (rows ``CS[i, COUNT]``), the
+    step of each combatant's first action to ``F[i, col]``.
+
+    R4: an action spends the actor's highest die a; it is an attack with p =
+    attack_share.  R5: the action is a holder's when declared on release, or, under
+    ``holder_actions = "held_dice"`` [rev 2], when the actor held this round and another
+    combatant already took an action of its own at an initiative below a.
+    R7 [rev 2]: an attack is answered by its target D (normally with a die >= a, or any
+    die against a holder's action; else hastily at scale a - die if its defend policy
+    accepts it), by the first able backup guard when D will not defend normally (D then
+    makes no hasty defense), and by every able always guard.  Who answers is decided
+    from the dice before any response; D answers first, then the guards in scenario
+    order, each with its highest die.  The common path has no branch on the dice: D's
+    answer is a pair of flags applied by ``spend(..., do)`` and flag-weighted counts.
+    R5: an attack releases the until_attacked holder it hits (after the responses);
+    any action releases the actor's opponents' until_enemy_acts holders."""
+    n = P.shape[0]
+    # ---- R1, R2, T2 and R3
+    if log and no_hold:
+        event(EV, G, EV_NO_HOLD, NOBODY, NOBODY, ZERO, ZERO, ZERO)
+    for k in range(2 * G[G_SIDES]):
+        G[G_SIDE_DICE + k] = 0
+    G[G_STEP] = 0
+    G[G_DICE_LEFT] = 0
+    G[G_HOLDING] = 0
+    G[G_WAITING_FOR_ENEMY] = 0
+    G[G_RELEASED] = 0
+    # R1: every combatant's dice, in scenario order
+    for i in range(n):
+        pool = ZERO
+        faces = ZERO
+        for k in range(P[i, P_DICE]):
+            f = roll(st, SIDES)
+            pool += one_die(f)
+            if log:  # the roll event shows the faces in the order drawn
+                faces |= f << (FACE_BITS * k)
+        if P[i, P_FIXED] != 0:  # trace(dice=...): drawn as usual, then replaced
+            pool = P[i, P_FIXED_POOL]
+            faces = P[i, P_FIXED_FACES]
+        W[i, W_POOL] = pool
+        if log:
+            event(EV, G, EV_ROLL, i, NOBODY, faces, P[i, P_DICE], ZERO)
+    for i in range(n):
+        pool = W[i, W_POOL]
+        if P[i, P_ADVANTAGE] > 0:  # R2
+            ready = prepare(pool, P[i, P_ADVANTAGE], G[G_PREP])
+            W[i, W_POOL] = ready
+            if log:
+                event(EV, G, EV_PREP, i, NOBODY, pool, ready, ZERO)
+        left = dice_in(W[i, W_POOL])
+        G[G_DICE_LEFT] += left
+        G[G_SIDE_DICE + P[i, P_SIDE]] += left
+        holds = P[i, P_HOLD] != HOLD_NEVER and not no_hold
+        W[i, W_STATE] = H_FRESH if holds else H_NORMAL
+        W[i, W_HELD] = 0
+        W[i, W_RELEASE_EVENT] = NO_STEP
+        W[i, W_ATTACKED] = 0
+        W[i, W_FIRST] = NO_STEP
+        W[i, W_ACTS] = 0
+        W[i, W_LOWEST] = NO_STEP
+    # T2: the rank of each full pool among the round's pools (how many are lower; pool
+    # integers compare as the sorted dice do, a die beating no die); everyone joins R3
+    if n <= RANK_BY_COUNTING:
+        for i in range(n):
+            pi = W[i, W_POOL]
+            rank = ZERO
+            for j in range(n):
+                rank += np.int64(W[j, W_POOL] < pi)
+            W[i, W_RANK] = rank
+    else:
+        rank_by_sorting(W)
+    for i in range(n):
+        KT[R3_SET, 0, i] = key_of(W[i, W_POOL], W[i, W_RANK])
+        W[i, W_IN_R3] = 1
+    rebuild(KT, CT, R3_SET)
+    # ---- turns (R3), until R9
+    while True:
+        # R5: holders whose every opponent is out of dice rejoin R3
+        if G[G_HOLDING] > 0:
+            for h in range(n):
+                if W[h, W_STATE] == H_HOLDING and not opponents_have_dice(P, G, h):
+                    W[h, W_STATE] = H_NORMAL
+                    G[G_HOLDING] -= 1
+                    if P[h, P_HOLD] == HOLD_UNTIL_ENEMY_ACTS:
+                        G[G_WAITING_FOR_ENEMY] -= 1
+                    join_r3(W, KT, CT, h)
+                    if log:
+                        event(EV, G, EV_RELEASE, h, NOBODY, RELEASE_OPPONENTS_OUT, ZERO, ZERO)
+        c = pick(st, KT, CT, R3_SET)  # R3
+        if c == NOBODY:
+            break  # R9: no unspent dice, or only holders nothing can release
+        c = non_negative(c)
+        v = top(W[c, W_POOL])
+        if log:
+            event(EV, G, EV_TURN, c, NOBODY, v, ZERO, ZERO)
+        if W[c, W_STATE] == H_FRESH:
+            # R5, its first turn: it holds unless no opponent has dice (it would be
+            # released at once) or its event has passed (docs/rules-decisions.md)
+            W[c, W_STATE] = H_NORMAL
+            hold = P[c, P_HOLD]
+            side_acts = G[G_SIDE_DICE + G[G_SIDES] + P[c, P_SIDE]]
+            if opponents_have_dice(P, G, c) and (
+                (hold == HOLD_UNTIL_ATTACKED and W[c, W_ATTACKED] == 0)
+                or (hold == HOLD_UNTIL_ENEMY_ACTS and G[G_STEP] == side_acts)
+            ):
+                W[c, W_STATE] = H_HOLDING
+                W[c, W_HELD] = 1
+                G[G_HOLDING] += 1
+                if hold == HOLD_UNTIL_ENEMY_ACTS:
+                    G[G_WAITING_FOR_ENEMY] += 1
+                leave_r3(W, KT, CT, c)
+                if log:
+                    event(EV, G, EV_HOLD, c, NOBODY, ZERO, ZERO, ZERO)
+                continue
+        # R4 (one place for every action of the turn): its action; under order = "chain"
+        # every die of value v, one action each (R3/R6); then released until_enemy_acts
+        # holders declare one action each (R5)
+        on_release = ON_TURN
+        while True:
+            # ---- R4: c spends its highest die a on one action
+            a = spend(P, W, G, KT, CT, c, ONE)
+            by_holder = on_release
+            if W[c, W_HELD] != 0 and G[G_HOLDER_ACTIONS] == HOLDER_HELD_DICE:
+                for j in range(n):
+                    by_holder |= (j != c) & (W[j, W_LOWEST] < a)
+            step = G[G_STEP]
+            W[c, W_ACTS] += 1
+            Y[CS[c, ACTIONS] + col] += 1
+            if step == 0:  # the round's first action
+                Y[CS[c, FIRST_ACTION] + col] += 1
+            W[c, W_FIRST] = min(W[c, W_FIRST], step)
+            G[G_STEP] = step + 1
+            side = P[c, P_SIDE]
+            if G[G_MAY_HOLD] != 0:  # what R5 asks: lowest initiative, actions per side
+                W[c, W_LOWEST] = min(W[c, W_LOWEST], a)
+                G[G_SIDE_DICE + G[G_SIDES] + side] += 1
+            if log:
+                event(EV, G, EV_ACT, c, NOBODY, a, np.int64(by_holder), ZERO)
+            share = P[c, P_SHARE]
+            if share == SHARE_ALWAYS or (share != SHARE_NEVER and chance(st, share)):
+                d = non_negative(T[P[c, P_TARGET_START] + below(st, P[c, P_TARGET_COUNT])])
+                Y[CS[c, ATTACKS_MADE] + col] += 1
+                Y[CS[d, ATTACKS_RECEIVED] + col] += 1
+                early = (W[d, W_ATTACKED] == 0) & (W[d, W_FIRST] == NO_STEP)
+                Y[CS[d, ATTACKED_BEFORE_ACTING] + col] += np.int64(early)
+                W[d, W_ATTACKED] = 1
+                if log:
+                    event(EV, G, EV_ATTACK, c, d, a, np.int64(by_holder), ZERO)
+                # R7: who answers, from the dice before any response
+                pool = W[d, W_POOL]
+                die = top(pool)
+                able = (pool != 0) & (P[d, P_SURPRISED] == 0) & (P[d, P_DEFEND] != DEFEND_NEVER)
+                normal = able & (by_holder | (die >= a))
+                hasty = able & (not normal) & (a - die <= P[d, P_HASTY_LIMIT])
+                g0 = GL[2 * P[d, P_SIDE]]
+                g1 = g0 + GL[2 * P[d, P_SIDE] + 1]
+                backup = NOBODY
+                if g1 > g0 and not normal:
+                    for k in range(g0, g1):
+                        g = non_negative(GL[k])
+                        if (
+                            g != d
+                            and P[g, P_GUARD] == GUARD_BACKUP
+                            and can_answer(P, W, g, a, by_holder)
+                        ):
+                            backup = g
+                            hasty = False
+                            break
+                # R7: the responses, D first
+                own = np.int64(normal | hasty)
+                spend(P, W, G, KT, CT, d, own)
+                scale = (a - die) * np.int64(hasty)
+                Y[CS[d, DEFENSES] + col] += own
+                # a hasty defense of scale k (1 .. 5) counts once, in row hasty_ge.k; the
+                # drivers turn these rows into hasty_ge (sums of the rows above),
+                # hasty_defenses and hasty_scale_total (kernel.hasty_rows): no branch here
+                Y[CS[d, HASTY_GE_1 + max(scale, ONE) - ONE] + col] += np.int64(hasty)
+                if log and own != 0:
+                    kind = RESPONSE_SELF if normal else RESPONSE_HASTY
+                    event(EV, G, EV_RESPONSE, d, d, die, kind, scale)
+                answered = np.int64(normal)  # normal responses
+                for k in range(g0, g1):
+                    g = non_negative(GL[k])
+                    if g != d and (
+                        g == backup
+                        or (P[g, P_GUARD] == GUARD_ALWAYS and can_answer(P, W, g, a, by_holder))
+                    ):
+                        used = spend(P, W, G, KT, CT, g, ONE)  # a guard is never hasty
+                        Y[CS[g, DEFENSES] + col] += 1
+                        Y[CS[g, GUARD_DEFENSES] + col] += 1
+                        answered += 1
+                        if log:
+                            event(EV, G, EV_RESPONSE, g, d, used, RESPONSE_GUARD, ZERO)
+                # the attack's outcome: exactly one of undefended, defended, hasty_only
+                outcome = 1 if answered > 0 else (2 if hasty else 0)
+                Y[CS[d, OUTCOME_COUNTS[outcome]] + col] += 1
+                if log and answered == 0 and not hasty:
+                    event(EV, G, EV_UNANSWERED, d, NOBODY, ZERO, ZERO, ZERO)
+                # R5 until_attacked: it has answered (or could not); from now on it acts normally
+                if W[d, W_STATE] == H_HOLDING and P[d, P_HOLD] == HOLD_UNTIL_ATTACKED:
+                    W[d, W_STATE] = H_NORMAL
+                    G[G_HOLDING] -= 1
+                    join_r3(W, KT, CT, d)
+                    if log:
+                        event(EV, G, EV_RELEASE, d, NOBODY, RELEASE_ATTACKED, ZERO, ZERO)
+            # R5 until_enemy_acts: c's action releases its opponents' holders (scenario order)
+            if G[G_WAITING_FOR_ENEMY] > 0:
+                for h in range(n):
+                    if (
+                        W[h, W_STATE] == H_HOLDING
+                        and P[h, P_HOLD] == HOLD_UNTIL_ENEMY_ACTS
+                        and P[h, P_SIDE] != side
+                    ):
+                        W[h, W_STATE] = H_RELEASED
+                        W[h, W_RELEASE_EVENT] = G[G_STEP]
+                        G[G_HOLDING] -= 1
+                        G[G_WAITING_FOR_ENEMY] -= 1
+                        G[G_RELEASED] += 1
+                        if log:
+                            event(EV, G, EV_RELEASE, h, NOBODY, RELEASE_ENEMY_ACTED, ZERO, ZERO)
+            # ---- the next action of this turn, if any
+            if (
+                not on_release
+                and G[G_ORDER] == ORDER_CHAIN
+                and W[c, W_POOL] != 0
+                and top(W[c, W_POOL]) == v
+            ):
+                continue
+            if G[G_RELEASED] == 0:
+                break
+            c = next_released(st, P, W, G, KT, CT, EV, log)
+            if c == NOBODY:
+                break
+            on_release = ON_RELEASE
+
+    # held dice expire (R5)
+    for i in range(n):
+        left = dice_in(W[i, W_POOL])
+        if left > 0:
+            Y[CS[i, EXPIRED_DICE] + col] += left
+            if log:
+                event(EV, G, EV_EXPIRED, i, NOBODY, left, ZERO, ZERO)
+    # R8: nobody took an action: everyone is on edge, the next round forbids holds
+    stalemate = np.int64(1) if G[G_STEP] == 0 else ZERO
+    if stalemate:
+        Y[np.uint64(G[G_STALEMATE_ROW]) + col] += 1
+        for i in range(n):
+            Y[CS[i, ON_EDGE] + col] += 1
+            Y[CS[i, EDGE_WOUND] + col] += P[i, P_WOUND]
+        if log:
+            event(EV, G, EV_STALEMATE, NOBODY, NOBODY, ZERO, ZERO, ZERO)
+    for i in range(n):
+        Y[CS[i, NO_ACTION] + col] += 1 if W[i, W_ACTS] == 0 else 0
+        F[i, col] = W[i, W_FIRST]
+    return stalemate

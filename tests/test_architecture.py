@@ -1,0 +1,88 @@
+"""The shape of the package: layers, the registry as the only way to a system, a light
+``import simkit``, and documentation derived from the registries."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from simkit import systems
+from simkit.output import docs
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "simkit"
+
+
+def test_layer_contracts_hold():
+    """import-linter: layers only import downward; nothing names a system's package."""
+    lint = Path(sys.executable).parent / "lint-imports"
+    if not lint.exists():
+        pytest.skip("lint-imports is not installed (pip install import-linter)")
+    proc = subprocess.run([str(lint)], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "0 broken" in proc.stdout
+
+
+def test_no_system_is_named_outside_the_systems_package():
+    names = set(systems.names())
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.is_relative_to(PACKAGE / "systems"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in names:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
+    assert not found, "\n".join(found)
+
+
+def test_import_simkit_is_light():
+    code = (
+        "import sys, simkit\n"
+        "heavy = [m for m in ('pandas', 'matplotlib', 'simkit.output.report', "
+        "'simkit.analysis', 'numba') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ""
+
+
+def test_simkit_run_does_not_import_pandas_or_matplotlib():
+    code = (
+        "import sys\n"
+        "from simkit.cli import main\n"
+        "main(['run', 'scenarios/duel_of_equals.toml', '--rounds', '1000', '--workers', '1'])\n"
+        "print([m for m in ('pandas', 'matplotlib') if m in sys.modules], file=sys.stderr)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip().endswith("[]"), proc.stderr
+
+
+def _section(text: str, start: str) -> str:
+    i = text.index(start)
+    j = text.index("\n\n", i)
+    return text[i : j + 1]
+
+
+def test_the_readme_metric_table_is_the_registry():
+    readme = (ROOT / "README.md").read_text()
+    table = docs.metric_table()
+    first_line = table.splitlines()[0]
+    assert first_line in readme, "README.md has no metric table"
+    assert _section(readme, first_line) == table
+
+
+@pytest.mark.parametrize("system", list(systems.names()))
+def test_the_readme_field_and_rule_tables_are_the_schemas(system):
+    readme = (ROOT / "README.md").read_text()
+    for table in (docs.field_table(system), docs.rule_table(system)):
+        assert table in readme, f"README.md lacks this table of {system}:\n{table}"
+
+
+def test_the_readme_common_field_table_is_the_schema():
+    assert docs.field_table(None) in (ROOT / "README.md").read_text()

@@ -1,0 +1,213 @@
+"""The contract every registered system meets (issue: systems as plug-ins).
+
+Parametrised over the registry, so a new system is held to it automatically:
+
+1. its kernel's trace equals its plain-Python twin round by round: every count, the
+   stream state left behind, the carry, and every event (``System.event_tuple`` equals
+   the twin's log entry);
+2. the events alone give the counts (the twin's ``fold_log`` on the kernel's events);
+3. ``run_chunk`` equals the traced rounds flushed as regeneration cycles, bit for bit,
+   also from a ``first`` round and with a carry in; the group and side slots of a
+   traced row are ``aggregate_round`` of its combatant slots;
+4. the worker count and batching change nothing; two scenarios that differ only in
+   policy roll the same dice (common random numbers);
+5. ``0 < attack_share < 2**-54`` still draws (the stream stays in step with the twin);
+6. every field and rule rejects a value of the wrong type with its path;
+7. ``trace(dice=...)`` rolls the given faces and nothing else changes.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from contract_support import cycles, row_counts, scenario_files, twin
+
+from simkit import engine, systems
+from simkit.metrics import aggregate_round, flush_rows
+from simkit.scenario import ScenarioError, load_scenario, scenario_from_dict, with_changes
+from simkit.systems.stream import chunk_state
+from simkit.systems.support import JIT_DISABLED
+
+SYSTEMS = list(systems.names())
+# With NUMBA_DISABLE_JIT=1 (make coverage) the kernels run as plain Python, about a
+# thousand times slower: fewer scenarios and rounds, enough to reach every line.
+RANDOM_SCENARIOS = 12 if JIT_DISABLED else 40
+ROUNDS_PER_SCENARIO = 20 if JIT_DISABLED else 60
+
+
+def _key(seed: int, k: int = 0) -> np.ndarray:
+    return chunk_state(np.random.SeedSequence(seed), k)
+
+
+def _compare_trace_with_twin(scenario, key, n, first=0, carry=0, dice=None):
+    system = systems.get(scenario.system)
+    job = engine.prepare(scenario)
+    tr = system.trace(job.compiled, key, n, first=first, carry=carry, dice=dice)
+    records = twin(system.name).play_rounds_keyed(
+        scenario, [int(w) for w in key[:4]], n, first=first, carry=carry, dice=dice
+    )
+    events_by_round: dict[int, list[tuple]] = {}
+    for e in tr.events:
+        events_by_round.setdefault(int(e[0]), []).append(system.event_tuple(e, scenario))
+    for r, (counts, state, carry_out, log) in enumerate(records):
+        got = row_counts(tr.rows[r], job.layout)
+        assert got == counts, _diff(got, counts, scenario, first + r)
+        assert [int(w) for w in tr.states[r]] == [int(w) for w in state], (
+            f"round {first + r}: stream state differs"
+        )
+        assert int(tr.carries[r]) == int(carry_out), f"round {first + r}: carry differs"
+        assert events_by_round.get(first + r, []) == list(log), (
+            f"round {first + r}: events differ\nkernel: {events_by_round.get(first + r)}\n"
+            f"twin:   {log}"
+        )
+    return job, tr
+
+
+def _diff(got, want, scenario, r) -> str:
+    keys = sorted(set(got) | set(want), key=str)
+    bad = [
+        f"{k}: kernel {got.get(k)} twin {want.get(k)}" for k in keys if got.get(k) != want.get(k)
+    ]
+    return f"{scenario.source} round {r}:\n" + "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_kernel_trace_equals_the_twin_on_every_scenario_file(system):
+    files = scenario_files(system)
+    assert files, f"no scenario files of system {system}"
+    for k, path in enumerate(files):
+        scenario = load_scenario(path)
+        _compare_trace_with_twin(scenario, _key(k), ROUNDS_PER_SCENARIO, first=k)
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_kernel_trace_equals_the_twin_on_random_scenarios(system):
+    rng = random.Random(f"contract-{system}")
+    for k in range(RANDOM_SCENARIOS):
+        scenario = twin(system).random_scenario(rng)
+        _compare_trace_with_twin(scenario, _key(1000 + k), ROUNDS_PER_SCENARIO, first=7 * k)
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_events_alone_give_the_counts(system):
+    rng = random.Random(f"fold-{system}")
+    fold = twin(system).fold_log
+    for k in range(RANDOM_SCENARIOS // 2):
+        scenario = twin(system).random_scenario(rng)
+        sys_ = systems.get(system)
+        job = engine.prepare(scenario)
+        tr = sys_.trace(job.compiled, _key(2000 + k), 30)
+        carry = 0
+        for r in range(30):
+            log = [sys_.event_tuple(e, scenario) for e in tr.events if int(e[0]) == r]
+            assert fold(scenario, log, carry) == row_counts(tr.rows[r], job.layout)
+            carry = int(tr.carries[r])
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_run_chunk_equals_the_flushed_trace(system):
+    rng = random.Random(f"flush-{system}")
+    sys_ = systems.get(system)
+    src, dst, op = None, None, None
+    for k in range(RANDOM_SCENARIOS // 2):
+        scenario = twin(system).random_scenario(rng)
+        job = engine.prepare(scenario)
+        src, dst, op = job.layout.aggregation
+        key = _key(3000 + k)
+        n, first = rng.choice((1, 2, 7, 300, 2001)), rng.randrange(0, 500)
+        carry = rng.choice((0, 1)) if system == "readiness" else 0
+        tr = sys_.trace(job.compiled, key, n, first=first, carry=carry)
+        for r in range(n):  # group and side slots are aggregate_round of the rest
+            row = tr.rows[r].copy()
+            row[job.layout.unit_offset :] = 0
+            aggregate_round(row, src, dst, op)
+            assert np.array_equal(row, tr.rows[r]), f"round {r}: aggregate slots differ"
+        rows, lengths = cycles(tr.rows, tr.carries)
+        want = flush_rows(rows, job.layout, lengths)
+        got = job.layout.new_sums()
+        carry_out = sys_.run_chunk(job.compiled, key, n, got, first=first, carry=carry)
+        assert got.equals(want), f"{scenario.source}: run_chunk differs from the trace"
+        assert carry_out == int(tr.carries[-1])
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+@pytest.mark.skipif(JIT_DISABLED, reason="whole chunks: too slow without the JIT")
+def test_workers_and_batches_change_nothing(system):
+    rng = random.Random(f"workers-{system}")
+    for _ in range(3):
+        scenario = twin(system).random_scenario(rng)
+        seq = np.random.SeedSequence(rng.randrange(1 << 30))
+        rounds = engine.chunk_rounds(scenario) + 1234
+        one = engine.simulate(scenario, rounds, seq, workers=1)
+        two = engine.simulate(scenario, rounds, seq, workers=2)
+        assert one.sums.equals(two.sums)
+        batched = engine.simulate(scenario, rounds, seq, batch_rounds=5000)
+        assert np.array_equal(batched.sums.s1, one.sums.s1)
+        assert sum(b.rounds for b in batched.batches) == rounds
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_policies_do_not_change_the_dice(system):
+    """Common random numbers: a scenario and a copy with other policies roll the same dice."""
+    sys_ = systems.get(system)
+    rng = random.Random(f"crn-{system}")
+    for k in range(10):
+        a = twin(system).random_scenario(rng)
+        changes = {}
+        for c in a.combatants:
+            for field in sys_.policies:
+                spec = sys_.fields[field]
+                if spec.choices:
+                    changes.setdefault(c.name, {})[field] = rng.choice(spec.choices)
+        b = with_changes(a, combatants=changes)
+        rolls = []
+        for s in (a, b):
+            job = engine.prepare(s)
+            tr = sys_.trace(job.compiled, _key(4000 + k), 20)
+            rolls.append(
+                [sys_.event_tuple(e, s) for e in tr.events if sys_.event_tuple(e, s)[0] == "roll"]
+            )
+        assert rolls[0] == rolls[1]
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_a_tiny_attack_share_still_draws(system):
+    rng = random.Random(f"tiny-{system}")
+    scenario = twin(system).random_scenario(rng)
+    first = scenario.combatants[0]
+    tiny = with_changes(scenario, combatants={first.name: {"attack_share": 1e-17}})
+    _compare_trace_with_twin(tiny, _key(5000), 200)
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_fixed_dice_roll_those_faces(system):
+    sys_ = systems.get(system)
+    rng = random.Random(f"dice-{system}")
+    for k in range(10):
+        scenario = twin(system).random_scenario(rng)
+        rollers = sys_.rollers(scenario)
+        i = rng.randrange(len(rollers))
+        _, count, sides = rollers[i]
+        faces = [rng.randint(1, sides) for _ in range(count)]
+        _compare_trace_with_twin(scenario, _key(6000 + k), 5, dice={i: faces})
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_every_field_rejects_a_wrong_type(system, tmp_path):
+    sys_ = systems.get(system)
+    base = sys_.bench_scenario()
+    for field, spec in sys_.fields.items():
+        wrong = [1.5] if spec.kind is not float else ["x"]
+        if spec.kind is str:
+            wrong = [3]
+        for value in wrong:
+            data = {**base, "combatant": [dict(c) for c in base["combatant"]]}
+            data["combatant"][0][field] = value
+            with pytest.raises(ScenarioError, match=rf"\(index 0\)\.{field}: "):
+                scenario_from_dict(data, source="x.toml")
+    for rule, spec in sys_.rules.items():
+        data = {**base, "rules": {rule: 3 if spec.kind is str else "x"}}
+        with pytest.raises(ScenarioError, match=rf"rules\.{rule}: "):
+            scenario_from_dict(data, source="x.toml")

@@ -1,0 +1,139 @@
+"""Reports laid out by a real browser: every committed report (reports/*/report.html)
+and a fresh one of every example scenario in the Makefile's list, rendered by headless
+Chromium in a 1,200 px wide window, must show every table whole: no table wider than
+the box that holds it (``scrollWidth`` against ``clientWidth``), no page wider than the
+window, no image wider than the page.
+
+Skipped, saying why, where no Chromium (or Playwright) can be found.  Set
+``SIMKIT_SCREENSHOTS=DIR`` to keep a full-page screenshot of each report there.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+WIDTH = 1200
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+# What the page measures: every table against its wrapper (and the wrapper against the
+# section it sits in), the page against the window, every image against the page.
+MEASURE = """() => {
+  const out = [];
+  for (const t of document.querySelectorAll('table')) {
+    const box = t.parentElement;
+    const name = (t.querySelector('caption') || t.rows[0]).textContent.trim().slice(0, 60);
+    out.push({what: 'table', name, width: t.getBoundingClientRect().width,
+              scroll: box.scrollWidth, client: box.clientWidth,
+              room: box.parentElement.clientWidth});
+  }
+  for (const img of document.querySelectorAll('img')) {
+    out.push({what: 'image', name: img.alt, width: img.getBoundingClientRect().width,
+              scroll: img.getBoundingClientRect().width, client: document.body.clientWidth,
+              room: document.body.clientWidth});
+  }
+  const d = document.documentElement;
+  out.push({what: 'page', name: document.title, width: d.scrollWidth, scroll: d.scrollWidth,
+            client: d.clientWidth, room: d.clientWidth});
+  return out;
+}"""
+
+
+def _scenarios() -> list[str]:
+    text = (ROOT / "Makefile").read_text()
+    m = re.search(r"REPORT_SCENARIOS\s*:=\s*((?:[^\n]*\\\n)*[^\n]*)", text)
+    assert m, "the Makefile lists no REPORT_SCENARIOS"
+    return m.group(1).replace("\\\n", " ").split()
+
+
+def _chromium() -> str | None:
+    for name in ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        sync_api = importlib.import_module("playwright.sync_api")
+    except ImportError:
+        pytest.skip("playwright is not installed (pip install playwright): layout not checked")
+    executable = _chromium()
+    if executable is None:
+        pytest.skip("no Chromium found (Debian: apt-get install chromium): layout not checked")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=executable, args=ARGS)
+        yield b
+        b.close()
+
+
+def _check(browser, html: Path, shot_name: str) -> None:
+    page = browser.new_page(viewport={"width": WIDTH, "height": 900})
+    try:
+        page.goto(html.resolve().as_uri())
+        boxes = page.evaluate(MEASURE)
+        folder = os.environ.get("SIMKIT_SCREENSHOTS")
+        if folder:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(Path(folder) / f"{shot_name}.png"), full_page=True)
+    finally:
+        page.close()
+    tables = [b for b in boxes if b["what"] == "table"]
+    assert tables, f"{html}: no table at all"
+    wide = [
+        f"{b['what']} {b['name']!r}: {b['scroll']} px in {b['client']} px"
+        for b in boxes
+        if b["scroll"] > b["client"] or b["width"] > b["room"] + 0.5
+    ]
+    assert not wide, f"{html} at {WIDTH} px: " + "; ".join(wide)
+
+
+COMMITTED = sorted((ROOT / "reports").glob("*/report.html"))
+
+
+@pytest.mark.parametrize("html", COMMITTED, ids=[p.parent.name for p in COMMITTED])
+def test_committed_reports_fit_1200_px(browser, html):
+    _check(browser, html, f"committed_{html.parent.name}")
+
+
+def test_every_report_scenario_is_committed():
+    assert {p.parent.name for p in COMMITTED} == set(_scenarios())
+
+
+@pytest.mark.parametrize("name", _scenarios())
+def test_fresh_reports_fit_1200_px(browser, tmp_path, name):
+    from simkit.analysis.report import make_report
+
+    rendered = make_report(ROOT / "scenarios" / f"{name}.toml", 3000, 5)
+    path = rendered.write(tmp_path / name)
+    _check(browser, path, f"fresh_{name}")
+
+
+def test_a_too_wide_table_is_caught(browser, tmp_path):
+    """The measurement itself: a table wider than its box must fail the check."""
+    from simkit.output.report.page import CSS
+
+    cells = "".join(f"<td>{'9' * 40}</td>" for _ in range(8))
+    html = tmp_path / "wide.html"
+    html.write_text(
+        f"<!DOCTYPE html><html><head><style>{CSS}</style></head><body>"
+        f'<div class="wrap"><table><tr>{cells}</tr></table></div></body></html>'
+    )
+    with pytest.raises(AssertionError, match="px in"):
+        _check(browser, html, "wide")

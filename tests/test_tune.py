@@ -1,0 +1,143 @@
+"""``simkit tune``: the value of a field that meets a balance target.
+
+Every point is played with the same seed as ``simkit.run`` of that point would be, so
+the target quantity at a point is checked against a direct run: a single reference
+equals the run's estimate exactly, and a ratio of the two sides' actions equals the
+side's ``action_economy`` (the same delta-method estimate from the same cycle sums).
+The answers (met, bracketed, not reachable, pairs of two fields) are checked against
+the points they are computed from, and bad targets are one error line.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import simkit
+from simkit.cli import main
+from simkit.scenario import ScenarioError, load_scenario, with_changes
+
+ROOT = Path(__file__).resolve().parents[1]
+BOSS = ROOT / "scenarios" / "boss_fight.toml"
+RATIO = "side:monsters.actions / side:party.actions"
+ROUNDS = 20_000
+
+
+@pytest.fixture(scope="module")
+def bracket() -> simkit.Tuning:
+    return simkit.tune(BOSS, "Troll Chief.readiness=1..10", f"{RATIO} = 1", rounds=ROUNDS, rng=5)
+
+
+def test_the_ratio_is_the_action_economy_of_a_direct_run(bracket):
+    scenario = load_scenario(BOSS)
+    for k in (0, 4, 9):
+        point = bracket.points[k]
+        chief = with_changes(scenario, combatants={"Troll Chief": {"readiness": k + 1}})
+        direct = simkit.run(chief, rounds=ROUNDS, rng=5)
+        want = direct.estimate("side:monsters", "action_economy")
+        assert point.values == (k + 1,)
+        assert math.isclose(point.estimate.mean, want.mean, rel_tol=1e-12)
+        assert math.isclose(point.estimate.se, want.se, rel_tol=1e-9)
+
+
+def test_a_single_reference_is_the_run_estimate_exactly():
+    t = simkit.tune(
+        BOSS, "Troll Chief.readiness=4,6", "side:party.actions >= 7", rounds=ROUNDS, rng=5
+    )
+    scenario = load_scenario(BOSS)
+    for point in t.points:
+        changed = with_changes(scenario, combatants={"Troll Chief": {"readiness": point.values[0]}})
+        want = simkit.run(changed, rounds=ROUNDS, rng=5).estimate("side:party", "actions")
+        assert point.estimate == want
+        assert point.met == (want.mean >= 7)
+
+
+def test_the_answer_names_the_bracketing_pair(bracket):
+    means = [p.estimate.mean for p in bracket.points]
+    assert means == sorted(means)  # a stronger chief: more monster actions per party action
+    below = [p for p in bracket.points if p.estimate.mean < 1]
+    above = [p for p in bracket.points if p.estimate.mean > 1]
+    assert below and above, means
+    a, b = below[-1].values[0], above[0].values[0]
+    if not any(p.met for p in bracket.points):
+        assert f"lies between Troll Chief.readiness = {a}" in bracket.answer
+        assert f"and Troll Chief.readiness = {b}" in bracket.answer
+    table = bracket.table
+    assert list(table["Troll Chief.readiness"]) == list(range(1, 11))
+    assert {"mean", "se", "ci_low", "ci_high", "met"} <= set(table.columns)
+
+
+def test_met_means_the_interval_covers_an_equality_target(bracket):
+    value = bracket.points[6].estimate.mean  # a value inside point 7's interval
+    t = simkit.tune(BOSS, "Troll Chief.readiness=1..10", f"{RATIO} = {value}", rounds=ROUNDS, rng=5)
+    met = [p for p in t.points if p.met]
+    assert met and all(p.estimate.ci_low <= value <= p.estimate.ci_high for p in met)
+    assert t.answer.startswith("Met (the 95% interval covers")
+    assert "Troll Chief.readiness = 7" in t.answer
+
+
+def test_not_reachable_names_the_closest_value(bracket):
+    t = simkit.tune(BOSS, "Troll Chief.readiness=1..3", f"{RATIO} >= 50", rounds=ROUNDS, rng=5)
+    assert not any(p.met for p in t.points)
+    closest = max(t.points, key=lambda p: p.estimate.mean)
+    assert t.answer.startswith("Not reachable in this range; closest: ")
+    assert f"Troll Chief.readiness = {closest.values[0]}" in t.answer
+
+
+def test_two_fields_give_the_pairs_that_meet_it():
+    t = simkit.tune(
+        BOSS,
+        ["Troll Chief.readiness=4..6", "Goblin.readiness=1..3"],
+        f"{RATIO} <= 0.3",
+        rounds=ROUNDS,
+        rng=5,
+    )
+    met = [p for p in t.points if p.met]
+    assert len(t.points) == 9
+    assert met and len(met) < 9
+    assert all(p.estimate.mean <= 0.3 for p in met)
+    assert t.answer.startswith(f"{len(met)} of 9 pairs meet the target")
+
+
+@pytest.mark.parametrize(
+    ("target", "fragment"),
+    [
+        ("side:monster.actions = 1", "no side 'monster' (did you mean 'monsters'?)"),
+        ("side:monsters.actoins = 1", "no metric 'actoins' per side (did you mean 'actions'?)"),
+        ("Troll.actions = 1", "no combatant 'Troll'"),
+        ("monsters.actions = 1", "prefix side: or group:"),
+        ("side:monsters.actions ~ 1", "--target"),
+    ],
+)
+def test_a_bad_target_is_one_line_and_writes_nothing(tmp_path, capsys, target, fragment):
+    out = tmp_path / "t"
+    args = ["tune", str(BOSS), "--vary", "Troll Chief.readiness=1..3", "--target", target]
+    assert main([*args, "--rounds", "1000", "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("simkit: error: ") and captured.err.count("\n") == 1
+    assert fragment in captured.err
+    assert not out.exists()
+
+
+def test_hidden_counts_are_not_offered_as_metrics():
+    with pytest.raises(ScenarioError) as err:
+        simkit.tune(BOSS, "Troll Chief.readiness=1..2", "side:party.actoins = 1", rounds=100)
+    assert "hasty_scale_total" not in str(err.value)
+
+
+def test_cli_prints_the_answer_and_writes_csv_and_plot(tmp_path, capsys):
+    out = tmp_path / "tune"
+    args = ["tune", str(BOSS), "--vary", "Troll Chief.readiness=6..9", "--target", f"{RATIO} = 1"]
+    assert main([*args, "--rounds", "5000", "--seed", "5", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"target: {RATIO} = 1\n")
+    assert all(len(line) <= 100 for line in text.splitlines())
+    direct = simkit.tune(BOSS, "Troll Chief.readiness=6..9", f"{RATIO} = 1", rounds=5000, rng=5)
+    assert " ".join(direct.answer.split()) in " ".join(text.split())
+    saved = pd.read_csv(out / "tune.csv")
+    assert list(saved["Troll Chief.readiness"]) == [6, 7, 8, 9]
+    assert (out / "tune.png").read_bytes().startswith(b"\x89PNG")
