@@ -38,12 +38,17 @@ def main(rounds: int | None = None, workers: int | None = None) -> int:
     rounds = rounds or DEFAULT_ROUNDS
     workers = workers or default_workers()
     print(f"simkit bench: {rounds:,} rounds per measurement, 4 combatants on 2 sides")
-    header = f"{'system':<11} {'1 worker':>14} {f'{workers} workers':>14}"
+    header = f"{'system':<11} {'1 worker':>14}"
+    if workers > 1:
+        header += f" {f'{workers} workers':>14} {'speed-up':>9}"
     print(header)
     print("-" * len(header))
     for system, scenario in bench_scenarios().items():
         simulate(scenario, 1000, np.random.SeedSequence(0), workers=1)  # load the kernel
         one = measure(scenario, rounds, 1)
-        many = measure(scenario, rounds, workers) if workers > 1 else one
-        print(f"{system:<11} {one:>12,.0f}/s {many:>12,.0f}/s")
+        line = f"{system:<11} {one:>12,.0f}/s"
+        if workers > 1:
+            many = measure(scenario, rounds, workers)
+            line += f" {many:>12,.0f}/s {many / one:>8.2f}x"
+        print(line)
     return 0
