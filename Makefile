@@ -60,7 +60,7 @@ test: $(STAMP) lint browser
 coverage: $(STAMP)
 	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -o addopts="" -m "not slow" \
 		tests/test_contract.py tests/test_readiness_rev2.py tests/test_vtm_rev2.py \
-		tests/test_perception_rev2.py tests/test_plugin_system.py \
+		tests/test_perception_rev2.py tests/test_plugin_system.py tests/test_trace_cli.py \
 		--cov=simkit/systems --cov-report=term-missing:skip-covered --cov-fail-under=90
 
 # Every figure of the README's performance section: throughput against numpy's dice,

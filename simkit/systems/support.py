@@ -54,7 +54,7 @@ if JIT_DISABLED:
         """Plain Python: set bits of a 64-bit integer."""
         return (int(x) & _MASK64).bit_count()
 
-else:
+else:  # pragma: no cover  (compiled intrinsics: not Python lines coverage can see)
 
     @intrinsic
     def _data_pointer(typingctx, arr):
