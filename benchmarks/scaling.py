@@ -1,7 +1,7 @@
 """Cost of a round as the fight grows: rounds/s and ns per die at 4, 20, 50 and 200
 combatants for every system, one worker, kernels warm.
 
-Readiness uses combatants of readiness 20 at every size (the issue's 200 x 20 case);
+Readiness uses combatants of readiness 20 at every size (200 x 20: 4,000 dice a round);
 vtm and perception roll one d10 each.  Half the combatants on each of two sides, a third
 of them waiting (readiness ``hold = "until_enemy_acts"``, vtm ``delay``) so that the
 general paths are measured too.  Each size runs for about 2 s.

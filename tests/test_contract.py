@@ -1,4 +1,4 @@
-"""The contract every registered system meets (issue: systems as plug-ins).
+"""The contract every registered system meets (systems as plug-ins: docs/architecture.md).
 
 Parametrised over the registry, so a new system is held to it automatically:
 
