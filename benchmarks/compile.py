@@ -6,7 +6,8 @@ fresh process with an EMPTY numba cache (``NUMBA_CACHE_DIR`` = a new temporary
 directory): its wall time is the cold compile, its peak memory (max RSS) the compile's.
 Then the same command again with that cache: the warm start.
 
-Usage: python benchmarks/compile.py [--paths readiness-holds,...]
+Usage: python benchmarks/compile.py [--paths 'readiness, holds; vtm']  (labels as printed,
+       separated by ';')
 """
 
 from __future__ import annotations
@@ -63,9 +64,12 @@ def measure(args: list[str], cache: str) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--paths", help="comma-separated labels (default: all)")
+    parser.add_argument("--paths", help="labels as printed, separated by ';' (default: all)")
     args = parser.parse_args()
-    chosen = [p.strip() for p in args.paths.split(",")] if args.paths else list(PATHS)
+    chosen = [p.strip() for p in args.paths.split(";")] if args.paths else list(PATHS)
+    unknown = [p for p in chosen if p not in PATHS]
+    if unknown:
+        parser.error(f"unknown path {unknown[0]!r}; paths: {'; '.join(PATHS)}")
     print("Cold compile (empty numba cache) and warm start, one fresh process each")
     header = f"{'path':<32} {'cold s':>8} {'peak MB':>9} {'warm s':>8}"
     print(header)
