@@ -612,60 +612,39 @@ def _drivers(sources):
         st = unmanaged(st)
         lb = G[G_LOG_BATCH]
         b = 0
-        for r in range(first, first + n_rounds):
+        end = first + n_rounds
+        for r in range(first, end):
             round_start(st, key, r)
             G[G_ROUND] = r
             carry = play_round(
                 st, P, W, G, KT, CT, T, GL, Y, np.uint64(b), CS, F, EV, carry, NO_LOG
             )
             L[b] += 1
-            if carry == 0:  # the cycle ends (R8: a stalemate joins the next round)
+            # the cycle ends (R8: a stalemate joins the next round), or the rounds do
+            if carry == 0 or r == end - 1:
                 b += 1
-                if b == 1 << lb:
-                    flush(
-                        Y,
-                        F,
-                        L,
-                        b,
-                        lb,
-                        CS,
-                        dist_off,
-                        ranges,
-                        agg_sum,
-                        agg_any,
-                        derived,
-                        pair_rows,
-                        s1,
-                        s2,
-                        sl,
-                        sx,
-                        tot,
-                        AB,
-                    )
-                    b = 0
-        if L[b] > 0:  # a cycle cut by the end of the rounds
-            b += 1
-        if b > 0:
-            flush(
-                Y,
-                F,
-                L,
-                b,
-                lb,
-                CS,
-                dist_off,
-                ranges,
-                agg_sum,
-                agg_any,
-                derived,
-                pair_rows,
-                s1,
-                s2,
-                sl,
-                sx,
-                tot,
-                AB,
-            )
+            if b == 1 << lb or (b > 0 and r == end - 1):  # a full batch, or the last
+                flush(
+                    Y,
+                    F,
+                    L,
+                    b,
+                    lb,
+                    CS,
+                    dist_off,
+                    ranges,
+                    agg_sum,
+                    agg_any,
+                    derived,
+                    pair_rows,
+                    s1,
+                    s2,
+                    sl,
+                    sx,
+                    tot,
+                    AB,
+                )
+                b = 0
         n = before_slots.shape[0]  # acts_before: 0 or 1 per cycle, so sum y^2 = sum y
         for i in range(n):
             for j in range(n):

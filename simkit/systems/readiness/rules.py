@@ -306,45 +306,41 @@ def key_of(pool, rank):
     return key if pool != 0 else NOBODY
 
 
+@njit(**HELPER)
+def combine(KT, CT, s, level, j):
+    """Node ``j`` of ``level`` in tree ``s`` from its GROUP children: the best key and how
+    many leaves below it have that key.  No branch on the keys."""
+    base = j << GROUP_BITS
+    best = NOBODY
+    count = ZERO
+    for k in range(GROUP):
+        x = KT[s, level - 1, base + k]
+        c = CT[s, level - 1, base + k]
+        up = x > best
+        count = c if up else count + (c if x == best else 0)
+        best = x if up else best
+    KT[s, level, j] = best
+    CT[s, level, j] = count
+
+
 @njit(**COLD)
 def rebuild(KT, CT, s):
     """Every node of tree ``s`` from its children (after the leaves were set)."""
     for level in range(1, KT.shape[1]):
         shift = GROUP_BITS * level
         for j in range((KT.shape[2] + (ONE << shift) - 1) >> shift):  # nodes of the level
-            base = j << GROUP_BITS
-            best = NOBODY
-            count = ZERO
-            for k in range(GROUP):
-                x = KT[s, level - 1, base + k]
-                c = CT[s, level - 1, base + k]
-                up = x > best
-                count = c if up else count + (c if x == best else 0)
-                best = x if up else best
-            KT[s, level, j] = best
-            CT[s, level, j] = count
+            combine(KT, CT, s, level, j)
 
 
 @njit(**HELPER)
 def set_key(KT, CT, s, i, key):
     """Give combatant i the R3 key ``key`` in tree ``s`` (-1: it cannot take a turn) and
-    update its ancestors: each node keeps the best key of its GROUP children and how
-    many leaves below it have that key.  No branch on the keys."""
+    update its ancestors (``combine``)."""
     KT[s, 0, i] = key
     j = i
     for level in range(1, KT.shape[1]):
         j >>= GROUP_BITS
-        base = j << GROUP_BITS
-        best = NOBODY
-        count = ZERO
-        for k in range(GROUP):
-            x = KT[s, level - 1, base + k]
-            c = CT[s, level - 1, base + k]
-            up = x > best
-            count = c if up else count + (c if x == best else 0)
-            best = x if up else best
-        KT[s, level, j] = best
-        CT[s, level, j] = count
+        combine(KT, CT, s, level, j)
 
 
 @njit(**HELPER)
