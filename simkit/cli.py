@@ -405,8 +405,8 @@ def console_main() -> NoReturn:
     -- tearing down the JIT-compiled code and a few thousand module objects -- takes
     0.1-0.2 s and changes nothing, so the process ends right after flushing its output.
     """
-    signal.signal(signal.SIGTERM, _on_sigterm)
     try:
+        signal.signal(signal.SIGTERM, _on_sigterm)
         status = main()
     except KeyboardInterrupt:  # between main's handlers and here
         status = EXIT_INTERRUPTED
