@@ -291,6 +291,9 @@ def request_cleanup():
         shutil.rmtree(p, ignore_errors=True)
 
 
+RUN_IMPORTS = ("numpy", "numpy.libs", "numba", "llvmlite")  # what `simkit run` needs
+
+
 def test_a_user_whose_home_is_not_writable_can_run(request_cleanup):
     """As user nobody, HOME unwritable, the package directory not writable either."""
     python = Path("/usr/bin/python3")
@@ -311,9 +314,24 @@ def test_a_user_whose_home_is_not_writable_can_run(request_cleanup):
     os.chmod(work, 0o777)
     request_cleanup.append(work)
     shutil.copy(DUEL, work / "duel.toml")
+    # The checkout and its .venv may sit below a directory only root can enter (a
+    # mktemp -d clone): give nobody its own copy of simkit and of what a run imports,
+    # owned by root and not writable by nobody (hard links where the filesystem allows).
+    code = work / "code"
+    for src, dst in [
+        (ROOT / "simkit", code / "pkg" / "simkit"),
+        *((Path(site) / n, code / "site" / n) for n in RUN_IMPORTS if (Path(site) / n).exists()),
+    ]:
+        try:
+            shutil.copytree(src, dst, copy_function=os.link)
+        except OSError:
+            shutil.rmtree(dst, ignore_errors=True)
+            shutil.copytree(src, dst)
+    for d, _, _ in os.walk(code):
+        os.chmod(d, 0o755)
     env = {
         "HOME": "/nonexistent",
-        "PYTHONPATH": f"{site}{os.pathsep}{ROOT}",
+        "PYTHONPATH": f"{code / 'site'}{os.pathsep}{code / 'pkg'}",
         "PATH": "/usr/bin:/bin",
         "TMPDIR": str(work),
     }
