@@ -6,8 +6,10 @@ rounds of a chunk and adds their regeneration-cycle sums (metrics.sums) to a ``S
 ``trace`` (driver ``trace_rounds``) plays the same rounds on the same code and returns
 every round's complete count row, the events of play, the R8 carries and the stream
 states.  Both drivers call ``rules.play_round``, the one implementation of the rules,
-for every round of every scenario, with or without holds; each is one numba entry
-point, so a cold start compiles the rules once per path (README: a few seconds).
+for every round of every scenario, with or without holds, as built by
+``rules.round_player``: without events in simulation, and without the R5 code in the
+driver of scenarios without a hold policy (``run_rounds_plain``), so a cold start
+compiles only what its path can reach (README: a few seconds).
 
 Counts and their sums
 ---------------------
@@ -109,7 +111,7 @@ from simkit.systems.readiness.codes import (
     SIDES,
     STALEMATE,
 )
-from simkit.systems.readiness.rules import COLD, FIELD, LOG, NO_LOG, play_round
+from simkit.systems.readiness.rules import COLD, FIELD, round_player
 from simkit.systems.stream import STATE_WORDS, canonical_state, round_start
 from simkit.systems.support import JIT, unmanaged, with_columns
 
@@ -551,8 +553,18 @@ def _sources_digest() -> np.int64:
 SOURCES = _sources_digest()
 
 
-def _drivers(sources):
-    """The two entry points, closing over ``sources`` (see ``_sources_digest``)."""
+# The players of the rules (rules.round_player): simulation with and without R5 code, and
+# the trace's, which writes events.
+play_holds = round_player(False, True)
+play_plain = round_player(False, False)
+play_traced = round_player(True, True)
+
+
+def _drivers(sources, may_hold):
+    """The entry points, closing over ``sources`` (see ``_sources_digest``) and ``may_hold``
+    (some combatant has a hold policy): ``run_rounds`` calls only the player it needs
+    (numba drops the other branch before compiling), so a scenario without holds never
+    compiles the R5 code; ``trace_rounds`` the same for both."""
 
     @njit(**JIT)
     def run_rounds(
@@ -616,9 +628,10 @@ def _drivers(sources):
         for r in range(first, end):
             round_start(st, key, r)
             G[G_ROUND] = r
-            carry = play_round(
-                st, P, W, G, KT, CT, T, GL, Y, np.uint64(b), CS, F, EV, carry, NO_LOG
-            )
+            if may_hold:
+                carry = play_holds(st, P, W, G, KT, CT, T, GL, Y, np.uint64(b), CS, F, EV, carry)
+            else:
+                carry = play_plain(st, P, W, G, KT, CT, T, GL, Y, np.uint64(b), CS, F, EV, carry)
             L[b] += 1
             # the cycle ends (R8: a stalemate joins the next round), or the rounds do
             if carry == 0 or r == end - 1:
@@ -696,7 +709,7 @@ def _drivers(sources):
             r = first + k
             round_start(st, key, r)
             G[G_ROUND] = r
-            carry = play_round(st, P, W, G, KT, CT, T, GL, Y, np.uint64(0), CS, F, EV, carry, LOG)
+            carry = play_traced(st, P, W, G, KT, CT, T, GL, Y, np.uint64(0), CS, F, EV, carry)
             round_row(Y, F, CS, dist_off, before_slots, scenario_slots, aggregation, rows[k])
             carries[k] = carry
             state = canonical_state(st)
@@ -707,7 +720,8 @@ def _drivers(sources):
     return run_rounds, trace_rounds
 
 
-run_rounds, trace_rounds = _drivers(SOURCES)
+run_rounds, trace_rounds = _drivers(SOURCES, True)
+run_rounds_plain, _ = _drivers(SOURCES, False)
 
 
 # --------------------------------------------------------------------------- entry points
@@ -747,8 +761,9 @@ def run_chunk(
     them to ``sums``; ``carry`` 1: R8 forbids holds in the first.  Returns the carry."""
     W, G, KT, CT, Y, F, L, st = _work(compiled, compiled.batch, False, compiled.params)
     n = compiled.n
+    drive = run_rounds if compiled.may_hold else run_rounds_plain
     return int(
-        run_rounds(
+        drive(
             np.ascontiguousarray(key[:4], dtype=np.uint64),
             first,
             n_rounds,

@@ -1,6 +1,6 @@
 """One readiness round, rules revision 2 (docs/rules.md, R1-R9), as numba functions: the only
 implementation of the rules.  ``run_chunk``, ``trace`` and every scenario (with or
-without holds) play rounds through ``play_round``; the tests hold it to the
+without holds) play rounds through ``play_round`` (``round_player``); the tests hold it to the
 plain-Python twin (tests/twins/readiness.py) count by count, draw by draw and event
 by event.
 
@@ -27,10 +27,10 @@ Arrays (fields named in ``codes.py``)
         an increment, so the rounds of a cycle (a stalemate and the forced round after
         it) can add to one column.
 ``F``   ``F[i, col]``: the step of i's first action in the round (acts_before).
-``EV``  events (``base.EVENT_COLUMNS``), written when ``play_round``'s ``log`` is true
+``EV``  events (``base.EVENT_COLUMNS``), written when the player's ``log`` is true
         (``trace``), from the same code path that counts: what ``simkit trace`` shows
-        is what is counted.  ``run_chunk`` passes the constant ``NO_LOG``: once
-        ``play_round`` is inlined into its driver, LLVM removes every event branch.
+        is what is counted.  ``run_chunk``'s players have ``log`` False, a constant of
+        the closure: numba drops every event branch before compiling.
 
 A pool (R1) is one integer: the count of dice showing face f in the byte at bits
 8(f-1) .. 8f-1.  A combatant's highest unspent die is the top set byte (a
@@ -213,8 +213,6 @@ ZERO = np.int64(0)  # an argument: np.int64, not a literal (codes.py)
 ONE = np.int64(1)
 ON_TURN = np.bool_(False)  # act(): an action on its turn
 ON_RELEASE = np.bool_(True)  # act(): the action declared on release (R5)
-NO_LOG = np.bool_(False)  # play_round(log=...): run_chunk, no events (compiled out)
-LOG = np.bool_(True)  # play_round(log=...): trace, every event written
 RANK_BY_COUNTING = 16  # up to this many combatants, T2 ranks by counting (n^2, no branch)
 OUTCOME_COUNTS = np.array([UNDEFENDED, DEFENDED, HASTY_ONLY], dtype=np.int64)
 
@@ -524,265 +522,285 @@ def next_released(st, P, W, G, KT, CT, EV, log):
     return NOBODY
 
 
-@njit(**HELPER)
-def play_round(st, P, W, G, KT, CT, T, GL, Y, col, CS, F, EV, no_hold, log):
-    """One round, R1-R9 (the twin's ``Round.play``); returns 1 for a stalemate (R8).
+def round_player(log, may_hold):
+    """``play_round`` for a driver: ``log`` (write events) and ``may_hold`` (some combatant
+    has a hold policy) are compile-time constants of the closure, so numba drops the code
+    of what cannot happen before it types and compiles anything: no event code in
+    simulation, no R5 code (nor ``next_released``) in a scenario without holds.  A
+    driver compiles only its own player; every player runs the same code."""
 
-    ``no_hold`` 1: the round follows a stalemate (R8): hold policies act as "never".
-    ``log``: write the round's events to ``EV`` (a constant of each driver: ``NO_LOG``
-    in ``run_rounds``, so the event code is compiled out of simulation).
-    Counts go to column ``col`` of the counts array ``Y`` (rows ``CS[i, COUNT]``), the
-    step of each combatant's first action to ``F[i, col]``.
+    @njit(**HELPER)
+    def play_round(st, P, W, G, KT, CT, T, GL, Y, col, CS, F, EV, no_hold):
+        """One round, R1-R9 (the twin's ``Round.play``); returns 1 for a stalemate (R8).
 
-    R4: an action spends the actor's highest die a; it is an attack with p =
-    attack_share.  R5: the action is a holder's when declared on release, or, under
-    ``holder_actions = "held_dice"`` [rev 2], when the actor held this round and another
-    combatant already took an action of its own at an initiative below a.
-    R7 [rev 2]: an attack is answered by its target D (normally with a die >= a, or any
-    die against a holder's action; else hastily at scale a - die if its defend policy
-    accepts it), by the first able backup guard when D will not defend normally (D then
-    makes no hasty defense), and by every able always guard.  Who answers is decided
-    from the dice before any response; D answers first, then the guards in scenario
-    order, each with its highest die.  The common path has no branch on the dice: D's
-    answer is a pair of flags applied by ``spend(..., do)`` and flag-weighted counts.
-    R5: an attack releases the until_attacked holder it hits (after the responses);
-    any action releases the actor's opponents' until_enemy_acts holders."""
-    n = P.shape[0]
-    # ---- R1, R2, T2 and R3
-    if log and no_hold:
-        event(EV, G, EV_NO_HOLD, NOBODY, NOBODY, ZERO, ZERO, ZERO)
-    for k in range(2 * G[G_SIDES]):
-        G[G_SIDE_DICE + k] = 0
-    G[G_STEP] = 0
-    G[G_DICE_LEFT] = 0
-    G[G_HOLDING] = 0
-    G[G_WAITING_FOR_ENEMY] = 0
-    G[G_RELEASED] = 0
-    # R1: every combatant's dice, in scenario order
-    for i in range(n):
-        pool = ZERO
-        faces = ZERO
-        for k in range(P[i, P_DICE]):
-            f = roll(st, SIDES)
-            pool += one_die(f)
-            if log:  # the roll event shows the faces in the order drawn
-                faces |= f << (FACE_BITS * k)
-        if P[i, P_FIXED] != 0:  # trace(dice=...): drawn as usual, then replaced
-            pool = P[i, P_FIXED_POOL]
-            faces = P[i, P_FIXED_FACES]
-        W[i, W_POOL] = pool
-        if log:
-            event(EV, G, EV_ROLL, i, NOBODY, faces, P[i, P_DICE], ZERO)
-    for i in range(n):
-        pool = W[i, W_POOL]
-        if P[i, P_ADVANTAGE] > 0:  # R2
-            ready = prepare(pool, P[i, P_ADVANTAGE], G[G_PREP])
-            W[i, W_POOL] = ready
-            if log:
-                event(EV, G, EV_PREP, i, NOBODY, pool, ready, ZERO)
-        left = dice_in(W[i, W_POOL])
-        G[G_DICE_LEFT] += left
-        G[G_SIDE_DICE + P[i, P_SIDE]] += left
-        holds = P[i, P_HOLD] != HOLD_NEVER and not no_hold
-        W[i, W_STATE] = H_FRESH if holds else H_NORMAL
-        W[i, W_HELD] = 0
-        W[i, W_RELEASE_EVENT] = NO_STEP
-        W[i, W_ATTACKED] = 0
-        W[i, W_FIRST] = NO_STEP
-        W[i, W_ACTS] = 0
-        W[i, W_LOWEST] = NO_STEP
-    # T2: the rank of each full pool among the round's pools (how many are lower; pool
-    # integers compare as the sorted dice do, a die beating no die); everyone joins R3
-    if n <= RANK_BY_COUNTING:
+        ``no_hold`` 1: the round follows a stalemate (R8): hold policies act as "never".
+        ``log`` (of ``round_player``): write the round's events to ``EV``; ``may_hold``
+        False: no combatant has a hold policy, so no R5 code (every R5 test below
+        starts with it and is dropped: what it guards could never run).
+        Counts go to column ``col`` of the counts array ``Y`` (rows ``CS[i, COUNT]``), the
+        step of each combatant's first action to ``F[i, col]``.
+
+        R4: an action spends the actor's highest die a; it is an attack with p =
+        attack_share.  R5: the action is a holder's when declared on release, or, under
+        ``holder_actions = "held_dice"`` [rev 2], when the actor held this round and another
+        combatant already took an action of its own at an initiative below a.
+        R7 [rev 2]: an attack is answered by its target D (normally with a die >= a, or any
+        die against a holder's action; else hastily at scale a - die if its defend policy
+        accepts it), by the first able backup guard when D will not defend normally (D then
+        makes no hasty defense), and by every able always guard.  Who answers is decided
+        from the dice before any response; D answers first, then the guards in scenario
+        order, each with its highest die.  The common path has no branch on the dice: D's
+        answer is a pair of flags applied by ``spend(..., do)`` and flag-weighted counts.
+        R5: an attack releases the until_attacked holder it hits (after the responses);
+        any action releases the actor's opponents' until_enemy_acts holders."""
+        n = P.shape[0]
+        # ---- R1, R2, T2 and R3
+        if log and no_hold:
+            event(EV, G, EV_NO_HOLD, NOBODY, NOBODY, ZERO, ZERO, ZERO)
+        for k in range(2 * G[G_SIDES]):
+            G[G_SIDE_DICE + k] = 0
+        G[G_STEP] = 0
+        G[G_DICE_LEFT] = 0
+        G[G_HOLDING] = 0
+        G[G_WAITING_FOR_ENEMY] = 0
+        G[G_RELEASED] = 0
+        # R1: every combatant's dice, in scenario order
         for i in range(n):
-            pi = W[i, W_POOL]
-            rank = ZERO
-            for j in range(n):
-                rank += np.int64(W[j, W_POOL] < pi)
-            W[i, W_RANK] = rank
-    else:
-        rank_by_sorting(W)
-    for i in range(n):
-        KT[R3_SET, 0, i] = key_of(W[i, W_POOL], W[i, W_RANK])
-        W[i, W_IN_R3] = 1
-    rebuild(KT, CT, R3_SET)
-    # ---- turns (R3), until R9
-    while True:
-        # R5: holders whose every opponent is out of dice rejoin R3
-        if G[G_HOLDING] > 0:
-            for h in range(n):
-                if W[h, W_STATE] == H_HOLDING and not opponents_have_dice(P, G, h):
-                    W[h, W_STATE] = H_NORMAL
-                    G[G_HOLDING] -= 1
-                    if P[h, P_HOLD] == HOLD_UNTIL_ENEMY_ACTS:
-                        G[G_WAITING_FOR_ENEMY] -= 1
-                    join_r3(W, KT, CT, h)
-                    if log:
-                        event(EV, G, EV_RELEASE, h, NOBODY, RELEASE_OPPONENTS_OUT, ZERO, ZERO)
-        c = pick(st, KT, CT, R3_SET)  # R3
-        if c == NOBODY:
-            break  # R9: no unspent dice, or only holders nothing can release
-        c = non_negative(c)
-        v = top(W[c, W_POOL])
-        if log:
-            event(EV, G, EV_TURN, c, NOBODY, v, ZERO, ZERO)
-        if W[c, W_STATE] == H_FRESH:
-            # R5, its first turn: it holds unless no opponent has dice (it would be
-            # released at once) or its event has passed (docs/rules-decisions.md)
-            W[c, W_STATE] = H_NORMAL
-            hold = P[c, P_HOLD]
-            side_acts = G[G_SIDE_DICE + G[G_SIDES] + P[c, P_SIDE]]
-            if opponents_have_dice(P, G, c) and (
-                (hold == HOLD_UNTIL_ATTACKED and W[c, W_ATTACKED] == 0)
-                or (hold == HOLD_UNTIL_ENEMY_ACTS and G[G_STEP] == side_acts)
-            ):
-                W[c, W_STATE] = H_HOLDING
-                W[c, W_HELD] = 1
-                G[G_HOLDING] += 1
-                if hold == HOLD_UNTIL_ENEMY_ACTS:
-                    G[G_WAITING_FOR_ENEMY] += 1
-                leave_r3(W, KT, CT, c)
-                if log:
-                    event(EV, G, EV_HOLD, c, NOBODY, ZERO, ZERO, ZERO)
-                continue
-        # R4 (one place for every action of the turn): its action; under order = "chain"
-        # every die of value v, one action each (R3/R6); then released until_enemy_acts
-        # holders declare one action each (R5)
-        on_release = ON_TURN
-        while True:
-            # ---- R4: c spends its highest die a on one action
-            a = spend(P, W, G, KT, CT, c, ONE)
-            by_holder = on_release
-            if W[c, W_HELD] != 0 and G[G_HOLDER_ACTIONS] == HOLDER_HELD_DICE:
-                for j in range(n):
-                    by_holder |= (j != c) & (W[j, W_LOWEST] < a)
-            step = G[G_STEP]
-            W[c, W_ACTS] += 1
-            Y[CS[c, ACTIONS] + col] += 1
-            if step == 0:  # the round's first action
-                Y[CS[c, FIRST_ACTION] + col] += 1
-            W[c, W_FIRST] = min(W[c, W_FIRST], step)
-            G[G_STEP] = step + 1
-            side = P[c, P_SIDE]
-            if G[G_MAY_HOLD] != 0:  # what R5 asks: lowest initiative, actions per side
-                W[c, W_LOWEST] = min(W[c, W_LOWEST], a)
-                G[G_SIDE_DICE + G[G_SIDES] + side] += 1
+            pool = ZERO
+            faces = ZERO
+            for k in range(P[i, P_DICE]):
+                f = roll(st, SIDES)
+                pool += one_die(f)
+                if log:  # the roll event shows the faces in the order drawn
+                    faces |= f << (FACE_BITS * k)
+            if P[i, P_FIXED] != 0:  # trace(dice=...): drawn as usual, then replaced
+                pool = P[i, P_FIXED_POOL]
+                faces = P[i, P_FIXED_FACES]
+            W[i, W_POOL] = pool
             if log:
-                event(EV, G, EV_ACT, c, NOBODY, a, np.int64(by_holder), ZERO)
-            share = P[c, P_SHARE]
-            if share == SHARE_ALWAYS or (share != SHARE_NEVER and chance(st, share)):
-                d = non_negative(T[P[c, P_TARGET_START] + below(st, P[c, P_TARGET_COUNT])])
-                Y[CS[c, ATTACKS_MADE] + col] += 1
-                Y[CS[d, ATTACKS_RECEIVED] + col] += 1
-                early = (W[d, W_ATTACKED] == 0) & (W[d, W_FIRST] == NO_STEP)
-                Y[CS[d, ATTACKED_BEFORE_ACTING] + col] += np.int64(early)
-                W[d, W_ATTACKED] = 1
+                event(EV, G, EV_ROLL, i, NOBODY, faces, P[i, P_DICE], ZERO)
+        for i in range(n):
+            pool = W[i, W_POOL]
+            if P[i, P_ADVANTAGE] > 0:  # R2
+                ready = prepare(pool, P[i, P_ADVANTAGE], G[G_PREP])
+                W[i, W_POOL] = ready
                 if log:
-                    event(EV, G, EV_ATTACK, c, d, a, np.int64(by_holder), ZERO)
-                # R7: who answers, from the dice before any response
-                pool = W[d, W_POOL]
-                die = top(pool)
-                able = (pool != 0) & (P[d, P_SURPRISED] == 0) & (P[d, P_DEFEND] != DEFEND_NEVER)
-                normal = able & (by_holder | (die >= a))
-                hasty = able & (not normal) & (a - die <= P[d, P_HASTY_LIMIT])
-                g0 = GL[2 * P[d, P_SIDE]]
-                g1 = g0 + GL[2 * P[d, P_SIDE] + 1]
-                backup = NOBODY
-                if g1 > g0 and not normal:
+                    event(EV, G, EV_PREP, i, NOBODY, pool, ready, ZERO)
+            left = dice_in(W[i, W_POOL])
+            G[G_DICE_LEFT] += left
+            G[G_SIDE_DICE + P[i, P_SIDE]] += left
+            holds = may_hold and P[i, P_HOLD] != HOLD_NEVER and not no_hold
+            W[i, W_STATE] = H_FRESH if holds else H_NORMAL
+            W[i, W_HELD] = 0
+            W[i, W_RELEASE_EVENT] = NO_STEP
+            W[i, W_ATTACKED] = 0
+            W[i, W_FIRST] = NO_STEP
+            W[i, W_ACTS] = 0
+            W[i, W_LOWEST] = NO_STEP
+        # T2: the rank of each full pool among the round's pools (how many are lower; pool
+        # integers compare as the sorted dice do, a die beating no die); everyone joins R3
+        if n <= RANK_BY_COUNTING:
+            for i in range(n):
+                pi = W[i, W_POOL]
+                rank = ZERO
+                for j in range(n):
+                    rank += np.int64(W[j, W_POOL] < pi)
+                W[i, W_RANK] = rank
+        else:
+            rank_by_sorting(W)
+        for i in range(n):
+            KT[R3_SET, 0, i] = key_of(W[i, W_POOL], W[i, W_RANK])
+            W[i, W_IN_R3] = 1
+        rebuild(KT, CT, R3_SET)
+        # ---- turns (R3), until R9
+        while True:
+            # R5: holders whose every opponent is out of dice rejoin R3
+            if may_hold and G[G_HOLDING] > 0:
+                for h in range(n):
+                    if W[h, W_STATE] == H_HOLDING and not opponents_have_dice(P, G, h):
+                        W[h, W_STATE] = H_NORMAL
+                        G[G_HOLDING] -= 1
+                        if P[h, P_HOLD] == HOLD_UNTIL_ENEMY_ACTS:
+                            G[G_WAITING_FOR_ENEMY] -= 1
+                        join_r3(W, KT, CT, h)
+                        if log:
+                            event(EV, G, EV_RELEASE, h, NOBODY, RELEASE_OPPONENTS_OUT, ZERO, ZERO)
+            c = pick(st, KT, CT, R3_SET)  # R3
+            if c == NOBODY:
+                break  # R9: no unspent dice, or only holders nothing can release
+            c = non_negative(c)
+            v = top(W[c, W_POOL])
+            if log:
+                event(EV, G, EV_TURN, c, NOBODY, v, ZERO, ZERO)
+            if may_hold and W[c, W_STATE] == H_FRESH:
+                # R5, its first turn: it holds unless no opponent has dice (it would be
+                # released at once) or its event has passed (docs/rules-decisions.md)
+                W[c, W_STATE] = H_NORMAL
+                hold = P[c, P_HOLD]
+                side_acts = G[G_SIDE_DICE + G[G_SIDES] + P[c, P_SIDE]]
+                if opponents_have_dice(P, G, c) and (
+                    (hold == HOLD_UNTIL_ATTACKED and W[c, W_ATTACKED] == 0)
+                    or (hold == HOLD_UNTIL_ENEMY_ACTS and G[G_STEP] == side_acts)
+                ):
+                    W[c, W_STATE] = H_HOLDING
+                    W[c, W_HELD] = 1
+                    G[G_HOLDING] += 1
+                    if hold == HOLD_UNTIL_ENEMY_ACTS:
+                        G[G_WAITING_FOR_ENEMY] += 1
+                    leave_r3(W, KT, CT, c)
+                    if log:
+                        event(EV, G, EV_HOLD, c, NOBODY, ZERO, ZERO, ZERO)
+                    continue
+            # R4 (one place for every action of the turn): its action; under order = "chain"
+            # every die of value v, one action each (R3/R6); then released until_enemy_acts
+            # holders declare one action each (R5)
+            on_release = ON_TURN
+            while True:
+                # ---- R4: c spends its highest die a on one action
+                a = spend(P, W, G, KT, CT, c, ONE)
+                by_holder = on_release
+                if may_hold and W[c, W_HELD] != 0 and G[G_HOLDER_ACTIONS] == HOLDER_HELD_DICE:
+                    for j in range(n):
+                        by_holder |= (j != c) & (W[j, W_LOWEST] < a)
+                step = G[G_STEP]
+                W[c, W_ACTS] += 1
+                Y[CS[c, ACTIONS] + col] += 1
+                if step == 0:  # the round's first action
+                    Y[CS[c, FIRST_ACTION] + col] += 1
+                W[c, W_FIRST] = min(W[c, W_FIRST], step)
+                G[G_STEP] = step + 1
+                side = P[c, P_SIDE]
+                if (
+                    may_hold and G[G_MAY_HOLD] != 0
+                ):  # what R5 asks: lowest initiative, actions per side
+                    W[c, W_LOWEST] = min(W[c, W_LOWEST], a)
+                    G[G_SIDE_DICE + G[G_SIDES] + side] += 1
+                if log:
+                    event(EV, G, EV_ACT, c, NOBODY, a, np.int64(by_holder), ZERO)
+                share = P[c, P_SHARE]
+                if share == SHARE_ALWAYS or (share != SHARE_NEVER and chance(st, share)):
+                    d = non_negative(T[P[c, P_TARGET_START] + below(st, P[c, P_TARGET_COUNT])])
+                    Y[CS[c, ATTACKS_MADE] + col] += 1
+                    Y[CS[d, ATTACKS_RECEIVED] + col] += 1
+                    early = (W[d, W_ATTACKED] == 0) & (W[d, W_FIRST] == NO_STEP)
+                    Y[CS[d, ATTACKED_BEFORE_ACTING] + col] += np.int64(early)
+                    W[d, W_ATTACKED] = 1
+                    if log:
+                        event(EV, G, EV_ATTACK, c, d, a, np.int64(by_holder), ZERO)
+                    # R7: who answers, from the dice before any response
+                    pool = W[d, W_POOL]
+                    die = top(pool)
+                    able = (pool != 0) & (P[d, P_SURPRISED] == 0) & (P[d, P_DEFEND] != DEFEND_NEVER)
+                    normal = able & (by_holder | (die >= a))
+                    hasty = able & (not normal) & (a - die <= P[d, P_HASTY_LIMIT])
+                    g0 = GL[2 * P[d, P_SIDE]]
+                    g1 = g0 + GL[2 * P[d, P_SIDE] + 1]
+                    backup = NOBODY
+                    if g1 > g0 and not normal:
+                        for k in range(g0, g1):
+                            g = non_negative(GL[k])
+                            if (
+                                g != d
+                                and P[g, P_GUARD] == GUARD_BACKUP
+                                and can_answer(P, W, g, a, by_holder)
+                            ):
+                                backup = g
+                                hasty = False
+                                break
+                    # R7: the responses, D first
+                    own = np.int64(normal | hasty)
+                    spend(P, W, G, KT, CT, d, own)
+                    scale = (a - die) * np.int64(hasty)
+                    Y[CS[d, DEFENSES] + col] += own
+                    # a hasty defense of scale k (1 .. 5) counts once, in row hasty_ge.k; the
+                    # drivers turn these rows into hasty_ge (sums of the rows above),
+                    # hasty_defenses and hasty_scale_total (kernel.hasty_rows): no branch here
+                    Y[CS[d, HASTY_GE_1 + max(scale, ONE) - ONE] + col] += np.int64(hasty)
+                    if log and own != 0:
+                        kind = RESPONSE_SELF if normal else RESPONSE_HASTY
+                        event(EV, G, EV_RESPONSE, d, d, die, kind, scale)
+                    answered = np.int64(normal)  # normal responses
                     for k in range(g0, g1):
                         g = non_negative(GL[k])
-                        if (
-                            g != d
-                            and P[g, P_GUARD] == GUARD_BACKUP
-                            and can_answer(P, W, g, a, by_holder)
+                        if g != d and (
+                            g == backup
+                            or (P[g, P_GUARD] == GUARD_ALWAYS and can_answer(P, W, g, a, by_holder))
                         ):
-                            backup = g
-                            hasty = False
-                            break
-                # R7: the responses, D first
-                own = np.int64(normal | hasty)
-                spend(P, W, G, KT, CT, d, own)
-                scale = (a - die) * np.int64(hasty)
-                Y[CS[d, DEFENSES] + col] += own
-                # a hasty defense of scale k (1 .. 5) counts once, in row hasty_ge.k; the
-                # drivers turn these rows into hasty_ge (sums of the rows above),
-                # hasty_defenses and hasty_scale_total (kernel.hasty_rows): no branch here
-                Y[CS[d, HASTY_GE_1 + max(scale, ONE) - ONE] + col] += np.int64(hasty)
-                if log and own != 0:
-                    kind = RESPONSE_SELF if normal else RESPONSE_HASTY
-                    event(EV, G, EV_RESPONSE, d, d, die, kind, scale)
-                answered = np.int64(normal)  # normal responses
-                for k in range(g0, g1):
-                    g = non_negative(GL[k])
-                    if g != d and (
-                        g == backup
-                        or (P[g, P_GUARD] == GUARD_ALWAYS and can_answer(P, W, g, a, by_holder))
-                    ):
-                        used = spend(P, W, G, KT, CT, g, ONE)  # a guard is never hasty
-                        Y[CS[g, DEFENSES] + col] += 1
-                        Y[CS[g, GUARD_DEFENSES] + col] += 1
-                        answered += 1
-                        if log:
-                            event(EV, G, EV_RESPONSE, g, d, used, RESPONSE_GUARD, ZERO)
-                # the attack's outcome: exactly one of undefended, defended, hasty_only
-                outcome = 1 if answered > 0 else (2 if hasty else 0)
-                Y[CS[d, OUTCOME_COUNTS[outcome]] + col] += 1
-                if log and answered == 0 and not hasty:
-                    event(EV, G, EV_UNANSWERED, d, NOBODY, ZERO, ZERO, ZERO)
-                # R5 until_attacked: it has answered (or could not); from now on it acts normally
-                if W[d, W_STATE] == H_HOLDING and P[d, P_HOLD] == HOLD_UNTIL_ATTACKED:
-                    W[d, W_STATE] = H_NORMAL
-                    G[G_HOLDING] -= 1
-                    join_r3(W, KT, CT, d)
-                    if log:
-                        event(EV, G, EV_RELEASE, d, NOBODY, RELEASE_ATTACKED, ZERO, ZERO)
-            # R5 until_enemy_acts: c's action releases its opponents' holders (scenario order)
-            if G[G_WAITING_FOR_ENEMY] > 0:
-                for h in range(n):
+                            used = spend(P, W, G, KT, CT, g, ONE)  # a guard is never hasty
+                            Y[CS[g, DEFENSES] + col] += 1
+                            Y[CS[g, GUARD_DEFENSES] + col] += 1
+                            answered += 1
+                            if log:
+                                event(EV, G, EV_RESPONSE, g, d, used, RESPONSE_GUARD, ZERO)
+                    # the attack's outcome: exactly one of undefended, defended, hasty_only
+                    outcome = 1 if answered > 0 else (2 if hasty else 0)
+                    Y[CS[d, OUTCOME_COUNTS[outcome]] + col] += 1
+                    if log and answered == 0 and not hasty:
+                        event(EV, G, EV_UNANSWERED, d, NOBODY, ZERO, ZERO, ZERO)
+                    # R5 until_attacked: it has answered (or could not); from now on it
+                    # acts normally
                     if (
-                        W[h, W_STATE] == H_HOLDING
-                        and P[h, P_HOLD] == HOLD_UNTIL_ENEMY_ACTS
-                        and P[h, P_SIDE] != side
+                        may_hold
+                        and W[d, W_STATE] == H_HOLDING
+                        and P[d, P_HOLD] == HOLD_UNTIL_ATTACKED
                     ):
-                        W[h, W_STATE] = H_RELEASED
-                        W[h, W_RELEASE_EVENT] = G[G_STEP]
+                        W[d, W_STATE] = H_NORMAL
                         G[G_HOLDING] -= 1
-                        G[G_WAITING_FOR_ENEMY] -= 1
-                        G[G_RELEASED] += 1
+                        join_r3(W, KT, CT, d)
                         if log:
-                            event(EV, G, EV_RELEASE, h, NOBODY, RELEASE_ENEMY_ACTED, ZERO, ZERO)
-            # ---- the next action of this turn, if any
-            if (
-                not on_release
-                and G[G_ORDER] == ORDER_CHAIN
-                and W[c, W_POOL] != 0
-                and top(W[c, W_POOL]) == v
-            ):
-                continue
-            if G[G_RELEASED] == 0:
-                break
-            c = next_released(st, P, W, G, KT, CT, EV, log)
-            if c == NOBODY:
-                break
-            on_release = ON_RELEASE
+                            event(EV, G, EV_RELEASE, d, NOBODY, RELEASE_ATTACKED, ZERO, ZERO)
+                # R5 until_enemy_acts: c's action releases its opponents' holders (scenario order)
+                if may_hold and G[G_WAITING_FOR_ENEMY] > 0:
+                    for h in range(n):
+                        if (
+                            W[h, W_STATE] == H_HOLDING
+                            and P[h, P_HOLD] == HOLD_UNTIL_ENEMY_ACTS
+                            and P[h, P_SIDE] != side
+                        ):
+                            W[h, W_STATE] = H_RELEASED
+                            W[h, W_RELEASE_EVENT] = G[G_STEP]
+                            G[G_HOLDING] -= 1
+                            G[G_WAITING_FOR_ENEMY] -= 1
+                            G[G_RELEASED] += 1
+                            if log:
+                                event(EV, G, EV_RELEASE, h, NOBODY, RELEASE_ENEMY_ACTED, ZERO, ZERO)
+                # ---- the next action of this turn, if any
+                if (
+                    not on_release
+                    and G[G_ORDER] == ORDER_CHAIN
+                    and W[c, W_POOL] != 0
+                    and top(W[c, W_POOL]) == v
+                ):
+                    continue
+                if not may_hold:
+                    break
+                if G[G_RELEASED] == 0:
+                    break
+                c = next_released(st, P, W, G, KT, CT, EV, log)
+                if c == NOBODY:
+                    break
+                on_release = ON_RELEASE
 
-    # held dice expire (R5)
-    for i in range(n):
-        left = dice_in(W[i, W_POOL])
-        if left > 0:
-            Y[CS[i, EXPIRED_DICE] + col] += left
+        # held dice expire (R5; without a hold policy every die is spent by R9)
+        if may_hold:
+            for i in range(n):
+                left = dice_in(W[i, W_POOL])
+                if left > 0:
+                    Y[CS[i, EXPIRED_DICE] + col] += left
+                    if log:
+                        event(EV, G, EV_EXPIRED, i, NOBODY, left, ZERO, ZERO)
+        # R8: nobody took an action: everyone is on edge, the next round forbids holds
+        stalemate = np.int64(1) if G[G_STEP] == 0 else ZERO
+        if stalemate:
+            Y[np.uint64(G[G_STALEMATE_ROW]) + col] += 1
+            for i in range(n):
+                Y[CS[i, ON_EDGE] + col] += 1
+                Y[CS[i, EDGE_WOUND] + col] += P[i, P_WOUND]
             if log:
-                event(EV, G, EV_EXPIRED, i, NOBODY, left, ZERO, ZERO)
-    # R8: nobody took an action: everyone is on edge, the next round forbids holds
-    stalemate = np.int64(1) if G[G_STEP] == 0 else ZERO
-    if stalemate:
-        Y[np.uint64(G[G_STALEMATE_ROW]) + col] += 1
+                event(EV, G, EV_STALEMATE, NOBODY, NOBODY, ZERO, ZERO, ZERO)
         for i in range(n):
-            Y[CS[i, ON_EDGE] + col] += 1
-            Y[CS[i, EDGE_WOUND] + col] += P[i, P_WOUND]
-        if log:
-            event(EV, G, EV_STALEMATE, NOBODY, NOBODY, ZERO, ZERO, ZERO)
-    for i in range(n):
-        Y[CS[i, NO_ACTION] + col] += 1 if W[i, W_ACTS] == 0 else 0
-        F[i, col] = W[i, W_FIRST]
-    return stalemate
+            Y[CS[i, NO_ACTION] + col] += 1 if W[i, W_ACTS] == 0 else 0
+            F[i, col] = W[i, W_FIRST]
+        return stalemate
+
+    return play_round
