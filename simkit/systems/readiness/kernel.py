@@ -358,153 +358,166 @@ def hasty_rows(Y, CS, nb):
             defenses[b] = above[b]
 
 
-@njit(**COLD)
-def flush(
-    Y,
-    F,
-    L,
-    nb,
-    lb,
-    CS,
-    dist_off,
-    ranges,
-    agg_sum,
-    agg_any,
-    derived,
-    pair_rows,
-    s1,
-    s2,
-    sl,
-    sx,
-    tot,
-    AB,
-):
-    """Add cycles 0 .. nb - 1 of a batch to the running sums and zero them.
+def flusher(always_single):
+    """``flush`` for a driver.  ``always_single`` (a constant of the closure): every cycle
+    is one round long, as in every scenario without a hold policy (no R8: readiness >= 1,
+    so someone acts in every round); numba then compiles only the one-round sums.
+    Otherwise a batch whose cycles all happen to be one round long takes them too."""
 
-    ``Y`` (int32) is the counts array, row-major with ``1 << lb`` cycles per row (row r,
-    cycle b at ``(r << lb) + b``), and ``F[i, b]`` the step of i's first action in
-    cycle b's last round, so every loop below runs along the cycles of one row and
-    vectorises.  ``ranges`` [3, k]: the row, slot and "0 or 1 per round" flag of every
-    row emitted (count slots, scenario counts, group and side slots).  ``AB[0]`` and
-    ``AB[1]`` collect acts_before: cycles where i's first action came before j's, and
-    the extra rounds (L - 1) of those cycles (``drive`` adds them to the sums)."""
-    n = CS.shape[0]
-    ln = L[:nb]
-    hasty_rows(Y, CS, nb)
-    single = True  # every cycle one round long (always, without a hold policy)
-    for b in range(nb):
-        single &= ln[b] == 1
-    for k in range(agg_sum.shape[1]):  # group and side rows (Layout.aggregation): sums
-        dst = Y[agg_sum[1, k] << lb :]
-        src = Y[agg_sum[0, k] << lb :]
-        for b in range(nb):
-            dst[b] += src[b]
-    for k in range(agg_any.shape[1]):  # ... and "any member" of probability counts
-        dst = Y[agg_any[1, k] << lb :]
-        src = Y[agg_any[0, k] << lb :]
-        for b in range(nb):
-            dst[b] = max(dst[b], src[b])
-    for k in range(derived.shape[1]):  # pair slots outside the rows
-        i = derived[1, k]
-        j = derived[2, k]
-        out = Y[derived[3, k] << lb :]
-        acts = Y[CS[i, ACTIONS] :]
-        for b in range(nb):
-            if derived[0, k] == DERIVED_BEFORE:
-                out[b] = 1 if F[i, b] < F[j, b] else 0
-            else:
-                out[b] = (1 if acts[b] == j else 0) + ((ln[b] - 1) if j == 0 else 0)
-    for e in range(ranges.shape[1]):  # one pass along the cycles per row
-        ys = Y[ranges[0, e] << lb :]
-        slot = ranges[1, e]
-        a1 = 0
-        if single and ranges[2, e] != 0:  # y is 0 or 1, and L is 1: y^2 = y L = y
+    @njit(**COLD)
+    def flush(
+        Y,
+        F,
+        L,
+        nb,
+        lb,
+        CS,
+        dist_off,
+        ranges,
+        agg_sum,
+        agg_any,
+        derived,
+        pair_rows,
+        s1,
+        s2,
+        sl,
+        sx,
+        tot,
+        AB,
+    ):
+        """Add cycles 0 .. nb - 1 of a batch to the running sums and zero them.
+
+        ``Y`` (int32) is the counts array, row-major with ``1 << lb`` cycles per row (row r,
+        cycle b at ``(r << lb) + b``), and ``F[i, b]`` the step of i's first action in
+        cycle b's last round, so every loop below runs along the cycles of one row and
+        vectorises.  ``ranges`` [3, k]: the row, slot and "0 or 1 per round" flag of every
+        row emitted (count slots, scenario counts, group and side slots).  ``AB[0]`` and
+        ``AB[1]`` collect acts_before: cycles where i's first action came before j's, and
+        the extra rounds (L - 1) of those cycles (``drive`` adds them to the sums)."""
+        n = CS.shape[0]
+        ln = L[:nb]
+        hasty_rows(Y, CS, nb)
+        single = True  # every cycle of the batch one round long
+        if not always_single:
             for b in range(nb):
-                a1 += np.int64(ys[b])
-            s1[slot] += a1
-            s2[slot] += a1
-            sl[slot] += a1
-            continue
-        a2 = 0
-        if single:  # L is 1: y L = y
+                single &= ln[b] == 1
+        for k in range(agg_sum.shape[1]):  # group and side rows (Layout.aggregation): sums
+            dst = Y[agg_sum[1, k] << lb :]
+            src = Y[agg_sum[0, k] << lb :]
+            for b in range(nb):
+                dst[b] += src[b]
+        for k in range(agg_any.shape[1]):  # ... and "any member" of probability counts
+            dst = Y[agg_any[1, k] << lb :]
+            src = Y[agg_any[0, k] << lb :]
+            for b in range(nb):
+                dst[b] = max(dst[b], src[b])
+        for k in range(derived.shape[1]):  # pair slots outside the rows
+            i = derived[1, k]
+            j = derived[2, k]
+            out = Y[derived[3, k] << lb :]
+            acts = Y[CS[i, ACTIONS] :]
+            for b in range(nb):
+                if derived[0, k] == DERIVED_BEFORE:
+                    out[b] = 1 if F[i, b] < F[j, b] else 0
+                else:
+                    out[b] = (1 if acts[b] == j else 0) + ((ln[b] - 1) if j == 0 else 0)
+        for e in range(ranges.shape[1]):  # one pass along the cycles per row
+            ys = Y[ranges[0, e] << lb :]
+            slot = ranges[1, e]
+            a1 = 0
+            if single and ranges[2, e] != 0:  # y is 0 or 1, and L is 1: y^2 = y L = y
+                for b in range(nb):
+                    a1 += np.int64(ys[b])
+                s1[slot] += a1
+                s2[slot] += a1
+                sl[slot] += a1
+                continue
+            a2 = 0
+            if always_single or single:  # L is 1: y L = y
+                for b in range(nb):
+                    v = np.int64(ys[b])
+                    a1 += v
+                    a2 += v * v
+                s1[slot] += a1
+                s2[slot] += a2
+                sl[slot] += a1
+                continue
+            al = 0
             for b in range(nb):
                 v = np.int64(ys[b])
                 a1 += v
                 a2 += v * v
+                al += v * ln[b]
             s1[slot] += a1
             s2[slot] += a2
-            sl[slot] += a1
-            continue
-        al = 0
-        for b in range(nb):
-            v = np.int64(ys[b])
-            a1 += v
-            a2 += v * v
-            al += v * ln[b]
-        s1[slot] += a1
-        s2[slot] += a2
-        sl[slot] += al
-    for k in range(pair_rows.shape[1]):
-        ya = Y[pair_rows[0, k] << lb :]
-        yb = Y[pair_rows[1, k] << lb :]
-        acc = 0
-        for b in range(nb):
-            acc += np.int64(ya[b]) * np.int64(yb[b])
-        sx[k] += acc
-    for b in range(nb):
-        tot[0] += 1
-        tot[1] += ln[b]
-        tot[2] += ln[b] * ln[b]
-    for i in range(n):
-        acts = Y[CS[i, ACTIONS] :]  # actions_dist: the cycle's actions (and its stalemate)
-        d = dist_off[i]
-        for k in range(dist_off[i + 1] - d):
-            hits = 0
+            sl[slot] += al
+        for k in range(pair_rows.shape[1]):
+            ya = Y[pair_rows[0, k] << lb :]
+            yb = Y[pair_rows[1, k] << lb :]
+            acc = 0
             for b in range(nb):
-                hits += 1 if acts[b] == k else 0
-            s1[d + k] += hits
-            s2[d + k] += hits
-            sl[d + k] += hits
-        if nb >= AB_ALONG_CYCLES:  # acts_before: i's first action strictly before j's
-            fi = F[i]
-            for j in range(n):
-                fj = F[j]
-                before = 0
+                acc += np.int64(ya[b]) * np.int64(yb[b])
+            sx[k] += acc
+        for b in range(nb):
+            tot[0] += 1
+            tot[1] += ln[b]
+            tot[2] += ln[b] * ln[b]
+        for i in range(n):
+            acts = Y[CS[i, ACTIONS] :]  # actions_dist: the cycle's actions (and its stalemate)
+            d = dist_off[i]
+            for k in range(dist_off[i + 1] - d):
+                hits = 0
                 for b in range(nb):
-                    before += 1 if fi[b] < fj[b] else 0
-                AB[0, i, j] += before
-    if nb < AB_ALONG_CYCLES:  # few cycles (many combatants): along the combatants
-        f = np.empty(n, np.int64)
-        for b in range(nb):
-            for j in range(n):
-                f[j] = F[j, b]
-            for i in range(n):
-                fi = f[i]
-                row = AB[0, i]
+                    hits += 1 if acts[b] == k else 0
+                s1[d + k] += hits
+                s2[d + k] += hits
+                sl[d + k] += hits
+            if nb >= AB_ALONG_CYCLES:  # acts_before: i's first action strictly before j's
+                fi = F[i]
                 for j in range(n):
-                    row[j] += 1 if fi < f[j] else 0
-    if not single:  # a stalemate (R8) made some cycles two rounds long
-        for b in range(nb):
-            extra = ln[b] - 1
-            if extra == 0:
-                continue
-            for i in range(n):
-                acts = np.int64(Y[CS[i, ACTIONS] + b])
-                d = dist_off[i]
-                # this cycle's y at actions_dist.0 is extra + (acts == 0), not (acts == 0)
-                y0 = 1 if acts == 0 else 0
-                x = extra + y0
-                s1[d] += extra
-                s2[d] += x * x - y0
-                sl[d] += x * ln[b] - y0
-                if acts > 0:  # y = 1 at actions_dist.acts, counted with L = 1 above
-                    sl[d + acts] += extra
+                    fj = F[j]
+                    before = 0
+                    for b in range(nb):
+                        before += 1 if fi[b] < fj[b] else 0
+                    AB[0, i, j] += before
+        if nb < AB_ALONG_CYCLES:  # few cycles (many combatants): along the combatants
+            f = np.empty(n, np.int64)
+            for b in range(nb):
                 for j in range(n):
-                    AB[1, i, j] += extra if F[i, b] < F[j, b] else 0
-    for b in range(nb):
-        L[b] = 0
-    for m in range(Y.size):
-        Y[m] = 0
+                    f[j] = F[j, b]
+                for i in range(n):
+                    fi = f[i]
+                    row = AB[0, i]
+                    for j in range(n):
+                        row[j] += 1 if fi < f[j] else 0
+        if not always_single and not single:  # a stalemate (R8) made some cycles two rounds long
+            for b in range(nb):
+                extra = ln[b] - 1
+                if extra == 0:
+                    continue
+                for i in range(n):
+                    acts = np.int64(Y[CS[i, ACTIONS] + b])
+                    d = dist_off[i]
+                    # this cycle's y at actions_dist.0 is extra + (acts == 0), not (acts == 0)
+                    y0 = 1 if acts == 0 else 0
+                    x = extra + y0
+                    s1[d] += extra
+                    s2[d] += x * x - y0
+                    sl[d] += x * ln[b] - y0
+                    if acts > 0:  # y = 1 at actions_dist.acts, counted with L = 1 above
+                        sl[d + acts] += extra
+                    for j in range(n):
+                        AB[1, i, j] += extra if F[i, b] < F[j, b] else 0
+        for b in range(nb):
+            L[b] = 0
+        for m in range(Y.size):
+            Y[m] = 0
+
+    return flush
+
+
+flush_single = flusher(True)  # the driver of scenarios without holds
+flush_cycles = flusher(False)  # with holds
 
 
 @njit(**COLD)
@@ -637,26 +650,49 @@ def _drivers(sources, may_hold):
             if carry == 0 or r == end - 1:
                 b += 1
             if b == 1 << lb or (b > 0 and r == end - 1):  # a full batch, or the last
-                flush(
-                    Y,
-                    F,
-                    L,
-                    b,
-                    lb,
-                    CS,
-                    dist_off,
-                    ranges,
-                    agg_sum,
-                    agg_any,
-                    derived,
-                    pair_rows,
-                    s1,
-                    s2,
-                    sl,
-                    sx,
-                    tot,
-                    AB,
-                )
+                # only the flush its scenarios can need (numba drops the other branch)
+                if may_hold:
+                    flush_cycles(
+                        Y,
+                        F,
+                        L,
+                        b,
+                        lb,
+                        CS,
+                        dist_off,
+                        ranges,
+                        agg_sum,
+                        agg_any,
+                        derived,
+                        pair_rows,
+                        s1,
+                        s2,
+                        sl,
+                        sx,
+                        tot,
+                        AB,
+                    )
+                else:
+                    flush_single(
+                        Y,
+                        F,
+                        L,
+                        b,
+                        lb,
+                        CS,
+                        dist_off,
+                        ranges,
+                        agg_sum,
+                        agg_any,
+                        derived,
+                        pair_rows,
+                        s1,
+                        s2,
+                        sl,
+                        sx,
+                        tot,
+                        AB,
+                    )
                 b = 0
         n = before_slots.shape[0]  # acts_before: 0 or 1 per cycle, so sum y^2 = sum y
         for i in range(n):
