@@ -120,7 +120,6 @@ BATCH_ENTRIES = 65536  # counts-array entries per batch (rows x cycles, int32): 
 MAX_BATCH = 128
 # Flush rows computed from other data (pair slots outside the count rows).
 DERIVED_BEFORE, DERIVED_DIST = 0, 1
-AB_ALONG_CYCLES = 8  # flush: acts_before along the cycles of a batch when it has this many
 
 
 @dataclass(frozen=True)
@@ -472,24 +471,14 @@ def flusher(always_single):
                 s1[d + k] += hits
                 s2[d + k] += hits
                 sl[d + k] += hits
-            if nb >= AB_ALONG_CYCLES:  # acts_before: i's first action strictly before j's
-                fi = F[i]
-                for j in range(n):
-                    fj = F[j]
-                    before = 0
-                    for b in range(nb):
-                        before += 1 if fi[b] < fj[b] else 0
-                    AB[0, i, j] += before
-        if nb < AB_ALONG_CYCLES:  # few cycles (many combatants): along the combatants
-            f = np.empty(n, np.int64)
-            for b in range(nb):
-                for j in range(n):
-                    f[j] = F[j, b]
-                for i in range(n):
-                    fi = f[i]
-                    row = AB[0, i]
-                    for j in range(n):
-                        row[j] += 1 if fi < f[j] else 0
+            # acts_before: i's first action strictly before j's, along the cycles
+            fi = F[i]
+            for j in range(n):
+                fj = F[j]
+                before = 0
+                for b in range(nb):
+                    before += 1 if fi[b] < fj[b] else 0
+                AB[0, i, j] += before
         if not always_single and not single:  # a stalemate (R8) made some cycles two rounds long
             for b in range(nb):
                 extra = ln[b] - 1
