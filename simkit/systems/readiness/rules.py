@@ -405,18 +405,19 @@ def leave_r3(W, KT, CT, i):
 
 
 @njit(**HELPER)
-def spend(P, W, G, KT, CT, i, do):
+def spend(P, W, G, KT, CT, i, do, holds):
     """If ``do`` (0 or 1): i spends its highest unspent die (R4, R5, R7).  Returns the
     die's value.  No branch on the dice: a combatant in R3 gets the key of what is left
-    (the same key when ``do`` is 0)."""
+    (the same key when ``do`` is 0).  ``holds``: the player's ``may_hold`` (False: nobody
+    ever leaves R3 and nothing asks for the dice left)."""
     pool = W[i, W_POOL]
     v = top(pool)
     rest = pool - do * one_die(max(v, 1))
     W[i, W_POOL] = rest
-    if G[G_MAY_HOLD] != 0:  # dice left per side: only R5 asks (opponents_have_dice)
+    if holds and G[G_MAY_HOLD] != 0:  # dice left per side: only R5 asks
         G[G_DICE_LEFT] -= do
         G[G_SIDE_DICE + P[i, P_SIDE]] -= do
-    if W[i, W_IN_R3] != 0:  # holders are not in R3
+    if not holds or W[i, W_IN_R3] != 0:  # holders are not in R3
         set_key(KT, CT, R3_SET, i, key_of(rest, W[i, W_RANK]))
     return v
 
@@ -573,7 +574,7 @@ def round_player(log, may_hold):
                 pool += one_die(f)
                 if log:  # the roll event shows the faces in the order drawn
                     faces |= f << (FACE_BITS * k)
-            if P[i, P_FIXED] != 0:  # trace(dice=...): drawn as usual, then replaced
+            if log and P[i, P_FIXED] != 0:  # trace(dice=...): drawn as usual, then replaced
                 pool = P[i, P_FIXED_POOL]
                 faces = P[i, P_FIXED_FACES]
             W[i, W_POOL] = pool
@@ -657,7 +658,7 @@ def round_player(log, may_hold):
             on_release = ON_TURN
             while True:
                 # ---- R4: c spends its highest die a on one action
-                a = spend(P, W, G, KT, CT, c, ONE)
+                a = spend(P, W, G, KT, CT, c, ONE, may_hold)
                 by_holder = on_release
                 if may_hold and W[c, W_HELD] != 0 and G[G_HOLDER_ACTIONS] == HOLDER_HELD_DICE:
                     for j in range(n):
@@ -709,7 +710,7 @@ def round_player(log, may_hold):
                                 break
                     # R7: the responses, D first
                     own = np.int64(normal | hasty)
-                    spend(P, W, G, KT, CT, d, own)
+                    spend(P, W, G, KT, CT, d, own, may_hold)
                     scale = (a - die) * np.int64(hasty)
                     Y[CS[d, DEFENSES] + col] += own
                     # a hasty defense of scale k (1 .. 5) counts once, in row hasty_ge.k; the
@@ -726,7 +727,8 @@ def round_player(log, may_hold):
                             g == backup
                             or (P[g, P_GUARD] == GUARD_ALWAYS and can_answer(P, W, g, a, by_holder))
                         ):
-                            used = spend(P, W, G, KT, CT, g, ONE)  # a guard is never hasty
+                            # a guard is never hasty
+                            used = spend(P, W, G, KT, CT, g, ONE, may_hold)
                             Y[CS[g, DEFENSES] + col] += 1
                             Y[CS[g, GUARD_DEFENSES] + col] += 1
                             answered += 1
