@@ -1,11 +1,11 @@
-"""System ``readiness``: a scenario as flat arrays, and the two drivers of ``rules.py``.
+"""System ``readiness``: a scenario as flat arrays, and the drivers of ``rules.py``.
 
 ``compile_scenario`` turns a validated scenario into integer arrays (named codes of
 ``codes.py``, read with ``base.code_of``).  ``run_chunk`` (driver ``run_rounds``) plays
 rounds of a chunk and adds their regeneration-cycle sums (metrics.sums) to a ``Sums``;
 ``trace`` (driver ``trace_rounds``) plays the same rounds on the same code and returns
 every round's complete count row, the events of play, the R8 carries and the stream
-states.  Both drivers call ``rules.play_round``, the one implementation of the rules,
+states.  Every driver calls ``rules.play_round``, the one implementation of the rules,
 for every round of every scenario, with or without holds, as built by
 ``rules.round_player``: without events in simulation, and without the R5 code in the
 driver of scenarios without a hold policy (``run_rounds_plain``), so a cold start
