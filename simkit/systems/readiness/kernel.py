@@ -364,26 +364,7 @@ def flusher(always_single):
     Otherwise a batch whose cycles all happen to be one round long takes them too."""
 
     @njit(**COLD)
-    def flush(
-        Y,
-        F,
-        L,
-        nb,
-        lb,
-        CS,
-        dist_off,
-        ranges,
-        agg_sum,
-        agg_any,
-        derived,
-        pair_rows,
-        s1,
-        s2,
-        sl,
-        sx,
-        tot,
-        AB,
-    ):
+    def flush(Y, F, L, nb, lb, CS, plan, sums):
         """Add cycles 0 .. nb - 1 of a batch to the running sums and zero them.
 
         ``Y`` (int32) is the counts array, row-major with ``1 << lb`` cycles per row (row r,
@@ -392,7 +373,11 @@ def flusher(always_single):
         vectorises.  ``ranges`` [3, k]: the row, slot and "0 or 1 per round" flag of every
         row emitted (count slots, scenario counts, group and side slots).  ``AB[0]`` and
         ``AB[1]`` collect acts_before: cycles where i's first action came before j's, and
-        the extra rounds (L - 1) of those cycles (``drive`` adds them to the sums)."""
+        the extra rounds (L - 1) of those cycles (``drive`` adds them to the sums).
+        ``plan``: (dist_off, ranges, agg_sum, agg_any, derived, pair_rows); ``sums``: (s1,
+        s2, sl, sx, tot, AB)."""
+        dist_off, ranges, agg_sum, agg_any, derived, pair_rows = plan
+        s1, s2, sl, sx, tot, AB = sums
         n = CS.shape[0]
         ln = L[:nb]
         hasty_rows(Y, CS, nb)
@@ -625,6 +610,8 @@ def _drivers(sources, may_hold):
         EV = unmanaged(EV)
         st = unmanaged(st)
         lb = G[G_LOG_BATCH]
+        plan = (dist_off, ranges, agg_sum, agg_any, derived, pair_rows)  # for flush
+        sums = (s1, s2, sl, sx, tot, AB)
         b = 0
         end = first + n_rounds
         for r in range(first, end):
@@ -641,47 +628,9 @@ def _drivers(sources, may_hold):
             if b == 1 << lb or (b > 0 and r == end - 1):  # a full batch, or the last
                 # only the flush its scenarios can need (numba drops the other branch)
                 if may_hold:
-                    flush_cycles(
-                        Y,
-                        F,
-                        L,
-                        b,
-                        lb,
-                        CS,
-                        dist_off,
-                        ranges,
-                        agg_sum,
-                        agg_any,
-                        derived,
-                        pair_rows,
-                        s1,
-                        s2,
-                        sl,
-                        sx,
-                        tot,
-                        AB,
-                    )
+                    flush_cycles(Y, F, L, b, lb, CS, plan, sums)
                 else:
-                    flush_single(
-                        Y,
-                        F,
-                        L,
-                        b,
-                        lb,
-                        CS,
-                        dist_off,
-                        ranges,
-                        agg_sum,
-                        agg_any,
-                        derived,
-                        pair_rows,
-                        s1,
-                        s2,
-                        sl,
-                        sx,
-                        tot,
-                        AB,
-                    )
+                    flush_single(Y, F, L, b, lb, CS, plan, sums)
                 b = 0
         n = before_slots.shape[0]  # acts_before: 0 or 1 per cycle, so sum y^2 = sum y
         for i in range(n):
