@@ -67,13 +67,11 @@ def aggregate_round(y, src, dst, op):
 
     ``y`` holds ONE round's counts with its aggregate slots zero; a sum adds the
     members' counts, "any" keeps 1 if some member counts 1."""
-    for k in range(src.size):
+    for k in range(src.size):  # no branch on the counts (a select)
         v = y[src[k]]
         d = dst[k]
-        if op[k] == 0:
-            y[d] += v
-        elif v > y[d]:
-            y[d] = v
+        w = y[d]
+        y[d] = w + v if op[k] == 0 else max(w, v)
 
 
 @njit(cache=True, nogil=True)

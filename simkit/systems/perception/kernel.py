@@ -66,8 +66,9 @@ Implementation notes (each measured on the 4-combatant benchmark scenario)
   entities (``PAIRWISE_MAX``) are ordered by counting who is ahead of whom, many by a
   counting sort over the possible totals (the same order; each is faster where used).
 * ``acts_before`` is the only count with n * n slots.  ``_run_general`` adds
-  ``slot_i < slot_j`` to a byte counter per pair (a loop LLVM vectorises, 32 pairs an
-  instruction) and empties them into the int64 sums every ``BYTE_ROUNDS`` rounds.
+  ``slot_i < slot_j`` to a byte counter per pair (rows padded to blocks of
+  ``BYTE_BLOCK`` that LLVM vectorises, one instruction a block) and empties them into
+  the int64 sums every ``BYTE_ROUNDS`` rounds.
 * Constants passed to a jitted function are numpy scalars (``_ZERO``, ``EV_*``): a
   Python int is a literal type, and numba compiles the function again per literal.
 """
@@ -175,7 +176,8 @@ N_PAR = 11
     T_PER,  # perception
     T_SIDE,  # side index
     T_SHARE,  # attack_share as base.share_code
-    T_TCOUNT,  # the length of its target list (row T_TARGETS + i)
+    T_TCOUNT,  # the length of its target list
+    T_TLIST,  # its target list: row T_TARGETS + tab[T_TLIST, i] (equal lists share a row)
     T_BY_PER,  # the combatants by descending perception, then scenario order
     # per side, parameters
     T_STAT,  # P2: group perception (commander's or highest)
@@ -205,8 +207,8 @@ N_PAR = 11
     # the layout
     T_DIST,  # per combatant: Layout.dist_offsets
     T_SLOTS,  # and a row per count after it: Layout.count_slots (row T_SLOTS + K_*)
-) = range(30)
-T_TARGETS = T_SLOTS + len(COUNTS)  # and a row per combatant after it: its target list
+) = range(31)
+T_TARGETS = T_SLOTS + len(COUNTS)  # and a row per distinct target list after it
 
 # stream.below(st, n) for 2 <= n <= 256, as the round function draws it (written out:
 # a call to stream.below costs 8 ns, more than the draw, because LLVM does not inline
@@ -219,6 +221,7 @@ KEY_SHIFT = 5  # order keys (total << 5) | perception: perception <= MAX_PERCEPT
 PAIRWISE_MAX = 8  # up to 8 entities are ordered by counting who is ahead of whom
 
 BYTE_ROUNDS = 255  # acts_before byte counters are emptied before they can wrap
+BYTE_BLOCK = 64  # acts_before byte counters per vector instruction (rows padded to these)
 HIST_MAX_N = 4  # the histogram path takes up to 4 combatants
 # An outcome (histogram path): per combatant 2 bits of slot and 2 of its target's place
 # in its target list + 1 (0: no attack; the list has at most 3 entries), then one bit per
@@ -240,7 +243,7 @@ class Compiled:
     """A perception scenario as flat arrays for the kernels."""
 
     layout: Layout
-    tab: np.ndarray  # int64 [T_TARGETS + n, width]: parameters (round rows zero)
+    tab: np.ndarray  # int64 [T_TARGETS + target lists, width]: parameters (round rows zero)
     agg: tuple[np.ndarray, np.ndarray, np.ndarray]  # Layout.aggregation
     agg_varying: tuple[np.ndarray, np.ndarray, np.ndarray]  # its entries P4 leaves free
     units_varying: np.ndarray  # their aggregate slots
@@ -287,7 +290,14 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
     low = min(stats) + 1  # the lowest total
     span = max(stats) + D10 - low + 1  # how many totals there can be
 
-    tab = np.zeros((T_TARGETS + n, max(n, ns, span + 1, N_PAR)), np.int64)
+    # the distinct target lists (with target = "random", one per side: a row the
+    # round's target draws find in the first-level cache, not one row per combatant)
+    lists: dict[tuple[int, ...], int] = {}
+    for i in range(n):
+        lists.setdefault(tuple(scenario.targets(i)), len(lists))
+    tab = np.zeros((T_TARGETS + len(lists), max(n, ns, span + 1, N_PAR)), np.int64)
+    for targets, row in lists.items():
+        tab[T_TARGETS + row, : len(targets)] = targets
     pos = 0
     for s, mine in enumerate(members):
         tab[T_STAT, s] = stat[s]
@@ -299,9 +309,9 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         tab[T_PER, i] = per[i]
         tab[T_SIDE, i] = sides.index(c.side)
         tab[T_SHARE, i] = share_code(c["attack_share"])
-        targets = scenario.targets(i)
+        targets = tuple(scenario.targets(i))
         tab[T_TCOUNT, i] = len(targets)
-        tab[T_TARGETS + i, : len(targets)] = targets
+        tab[T_TLIST, i] = lists[targets]
     tab[T_SLOTS : T_SLOTS + len(COUNTS), :n] = layout.count_slots.T  # named count slots
     tab[T_DIST, :n] = layout.dist_offsets
     # P1/P2 within equal totals: higher perception (group stat), then scenario order
@@ -501,7 +511,7 @@ def _play_round(st, tab):
                 while b >= limit:
                     b = next_byte(st)
                 k = b - ((b * BELOW_RECIPROCAL[count]) >> 32) * count
-            tab[T_TARGET, i] = tab[T_TARGETS + i, k]
+            tab[T_TARGET, i] = tab[T_TARGETS + tab[T_TLIST, i], k]
             tab[T_CHOICE, i] = k + 1
 
 
@@ -551,12 +561,11 @@ def _note_round(ev, ne, r, tab):
 # --------------------------------------------------------------------------- counting
 @njit(**JIT)
 def _count_round(tab, y):
-    """The per-combatant counts of the round in ``tab``, written to their slots of ``y``."""
+    """The per-combatant counts of the round in ``tab``, written to their slots of ``y``
+    (but actions and no_action, the same in every round: ``_fixed_counts``)."""
     n = tab[T_PAR, P_N]
     for i in range(n):
         y[tab[T_SLOTS + K_FIRST, i]] = tab[T_SLOT, i] == 0
-        y[tab[T_SLOTS + K_ACTIONS, i]] = ACTIONS_PER_ROUND  # P4: everyone acts once
-        y[tab[T_SLOTS + K_NO_ACTION, i]] = 0
         y[tab[T_SLOTS + K_ATTACKED_FIRST, i]] = 0
         y[tab[T_SLOTS + K_MADE, i]] = tab[T_TARGET, i] != NOBODY
         y[tab[T_SLOTS + K_RECEIVED, i]] = 0
@@ -590,8 +599,11 @@ def _count_round(tab, y):
 
 @njit(**JIT)
 def _fixed_counts(tab, y, n):
-    """The distribution slots: P4, exactly one action each (``actions_dist.1``)."""
+    """The counts that are the same in every round, P4: exactly one action each
+    (``actions`` 1, ``no_action`` 0, ``actions_dist.1``)."""
     for i in range(n):
+        y[tab[T_SLOTS + K_ACTIONS, i]] = ACTIONS_PER_ROUND
+        y[tab[T_SLOTS + K_NO_ACTION, i]] = 0
         for k in range(DIST_SIZE):
             y[tab[T_DIST, i] + k] = k == ACTIONS_PER_ROUND
 
@@ -688,19 +700,22 @@ def _run_general(
                 y[m + before] = tab[T_SLOT, m // n] < tab[T_SLOT, m % n]
             for k in range(pa.size):
                 accx[k] += y[pa[k]] * y[pb[k]]
-        # acts_before: a byte counter per pair, a vector instruction for many pairs
+        # acts_before: a byte counter per pair, rows padded to whole BYTE_BLOCKs (the
+        # padding's slot 0 is never above anyone's: its counters stay 0), each block a
+        # vector instruction
+        stride = slot8.size
         for i in range(n):
             slot8[i] = tab[T_SLOT, i]
         for i in range(n):
             si = slot8[i]
-            row = i * n
-            for j in range(n):
+            row = i * stride
+            for j in range(stride):
                 before8[row + j] += si < slot8[j]
         in_bytes += 1
         if in_bytes == BYTE_ROUNDS:
-            _empty_bytes(before8, acc1, before)
+            _empty_bytes(before8, acc1, before, n)
             in_bytes = 0
-    _empty_bytes(before8, acc1, before)
+    _empty_bytes(before8, acc1, before, n)
     for m in range(size):
         s1[m] += acc1[m]
         sl[m] += acc1[m]  # one-round cycles
@@ -715,9 +730,13 @@ def _run_general(
 
 
 @njit(**JIT)
-def _empty_bytes(before8, acc1, before):
+def _empty_bytes(before8, acc1, before, n):
+    """acts_before's byte counters (rows of ``before8.size // n``) into ``acc1``; zeroed."""
+    stride = before8.size // n
+    for i in range(n):
+        for j in range(n):
+            acc1[before + i * n + j] += before8[i * stride + j]
     for m in range(before8.size):
-        acc1[before + m] += before8[m]
         before8[m] = 0
 
 
@@ -731,7 +750,7 @@ def _decode(code, tab):
         field = code >> (CODE_BITS * i)
         tab[T_SLOT, i] = field & ((1 << CODE_SLOT_BITS) - 1)
         choice = (field >> CODE_SLOT_BITS) & ((1 << CODE_CHOICE_BITS) - 1)
-        tab[T_TARGET, i] = tab[T_TARGETS + i, choice - 1] if choice > 0 else NOBODY
+        tab[T_TARGET, i] = tab[T_TARGETS + tab[T_TLIST, i], choice - 1] if choice > 0 else NOBODY
     p = 0
     for s in range(n):
         for i in range(n):
@@ -858,11 +877,12 @@ def run_chunk(
                        sums.sl, sums.sx, pa, pb, sums.tot, st)  # fmt: skip
         return
     n = lay.n
+    stride = -(-n // BYTE_BLOCK) * BYTE_BLOCK  # acts_before rows, padded (_run_general)
     _run_general(
         key4, first, n_rounds, tab, src, dst, op, *compiled.agg_varying, compiled.units_varying,
         pa, pb, compiled.pair_before, y,
         np.zeros(lay.size, np.int64), np.zeros(lay.size, np.int64), np.zeros(pa.size, np.int64),
-        np.zeros(n, np.uint8), np.zeros(n * n, np.uint8), sums.s1, sums.s2, sums.sl, sums.sx,
+        np.zeros(stride, np.uint8), np.zeros(n * stride, np.uint8), sums.s1, sums.s2, sums.sl, sums.sx,
         sums.tot, st,
     )  # fmt: skip
 
