@@ -882,8 +882,8 @@ def run_chunk(
         key4, first, n_rounds, tab, src, dst, op, *compiled.agg_varying, compiled.units_varying,
         pa, pb, compiled.pair_before, y,
         np.zeros(lay.size, np.int64), np.zeros(lay.size, np.int64), np.zeros(pa.size, np.int64),
-        np.zeros(stride, np.uint8), np.zeros(n * stride, np.uint8), sums.s1, sums.s2, sums.sl, sums.sx,
-        sums.tot, st,
+        np.zeros(stride, np.uint8), np.zeros(n * stride, np.uint8),
+        sums.s1, sums.s2, sums.sl, sums.sx, sums.tot, st,
     )  # fmt: skip
 
 
