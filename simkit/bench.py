@@ -16,10 +16,14 @@ import numpy as np
 
 from simkit import systems
 from simkit.engine import default_workers, simulate
+from simkit.engine.core import CHUNK_ROUNDS
 from simkit.scenario import Scenario, scenario_from_dict
 
-DEFAULT_ROUNDS = 4_000_000
-REPEAT = 3
+# 16 whole chunks (engine.CHUNK_ROUNDS) of a 4-combatant scenario: 1, 2, 4, 8 or 16
+# workers get equal shares.  (4,000,000 rounds were 15 chunks and a quarter one: two
+# workers then split 8 to 7.26 chunks, a ceiling of 1.91 x before anything else.)
+DEFAULT_ROUNDS = 16 * CHUNK_ROUNDS
+REPEAT = 5
 
 
 def bench_scenarios() -> dict[str, Scenario]:
