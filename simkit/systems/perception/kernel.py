@@ -593,8 +593,9 @@ def _count_round(tab, y):
         if t != NOBODY:
             y[tab[T_SLOTS + K_RECEIVED, t]] += 1
             y[tab[T_SLOTS + K_UNDEFENDED, t]] += 1
-            if tab[T_SLOT, i] < tab[T_SLOT, t]:  # a shared slot is not "before acting"
-                y[tab[T_SLOTS + K_ATTACKED_FIRST, t]] = 1
+            # attacked before acting (a shared slot is not "before"); no branch on the slots
+            m = tab[T_SLOTS + K_ATTACKED_FIRST, t]
+            y[m] = max(y[m], np.int64(tab[T_SLOT, i] < tab[T_SLOT, t]))
 
 
 @njit(**JIT)
