@@ -292,9 +292,10 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
 
     # the distinct target lists (with target = "random", one per side: a row the
     # round's target draws find in the first-level cache, not one row per combatant)
+    targets_of = [tuple(scenario.targets(i)) for i in range(n)]
     lists: dict[tuple[int, ...], int] = {}
-    for i in range(n):
-        lists.setdefault(tuple(scenario.targets(i)), len(lists))
+    for targets in targets_of:
+        lists.setdefault(targets, len(lists))
     tab = np.zeros((T_TARGETS + len(lists), max(n, ns, span + 1, N_PAR)), np.int64)
     for targets, row in lists.items():
         tab[T_TARGETS + row, : len(targets)] = targets
@@ -309,9 +310,8 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         tab[T_PER, i] = per[i]
         tab[T_SIDE, i] = sides.index(c.side)
         tab[T_SHARE, i] = share_code(c["attack_share"])
-        targets = tuple(scenario.targets(i))
-        tab[T_TCOUNT, i] = len(targets)
-        tab[T_TLIST, i] = lists[targets]
+        tab[T_TCOUNT, i] = len(targets_of[i])
+        tab[T_TLIST, i] = lists[targets_of[i]]
     tab[T_SLOTS : T_SLOTS + len(COUNTS), :n] = layout.count_slots.T  # named count slots
     tab[T_DIST, :n] = layout.dist_offsets
     # P1/P2 within equal totals: higher perception (group stat), then scenario order
