@@ -25,6 +25,7 @@ from simkit.systems.stream import (
     chance,
     chance_threshold,
     chunk_state,
+    first_outputs,
     next_u64,
     roll,
     round_start,
@@ -364,6 +365,25 @@ def test_lazy_round_start_draws_the_same(seed):
         assert _naive_drive(ns, kinds, params) == results[0][0]
         assert ns.state() == six(lazy)
     assert starts == {ROLL, BELOW, CHANCE}
+
+
+@njit
+def _first_outputs(key, r0, out, second):
+    first_outputs(key, r0, out, second)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_first_outputs_are_each_rounds_first_two_outputs(seed):
+    """``first_outputs`` (rounds side by side, vtm lanes): the first two ``next_u64``
+    of each round's stream, as the port computes them, from any first round."""
+    key = chunk_state(np.random.SeedSequence(seed), 1)[:4].copy()
+    for r0 in (0, 1, 262_143, 10**9, 2**62):
+        out = np.zeros(70, np.uint64)
+        second = np.zeros(70, np.uint64)
+        _first_outputs(key, r0, out, second)
+        for b in range(out.size):
+            ns = NaiveStream.for_round([int(w) for w in key], r0 + b)
+            assert [int(out[b]), int(second[b])] == [ns.next_u64(), ns.next_u64()]
 
 
 def test_round_streams_differ():

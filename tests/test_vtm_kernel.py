@@ -257,6 +257,61 @@ def test_fast_plan_equals_the_plain_plan():
     assert {("coded", True), ("coded", False), ("values", True), ("values", False)} <= seen
 
 
+def _lane_scenario(rng: random.Random, tie: str = "simultaneous"):
+    """A random scenario whose rounds may be played side by side (kernel ``H_LANES``):
+    one action each, no delay or abort, attack_share 0 or 1, at most HIST_MAX."""
+    while True:
+        entries = twin.random_entries(rng, aborts=("never",))
+        for e in entries:
+            for field in ("delay", "actions", "extra_actions", "abort"):
+                e.pop(field, None)
+            e["attack_share"] = rng.choice((0.0, 1.0, 1.0, 1.0))
+        if sum(e.get("count", 1) for e in entries) <= kernel.HIST_MAX:
+            break
+    rules = {"tie": tie, "multi": rng.choice(("end", "in_turn"))}
+    data = {"scenario": {"name": "lanes", "system": "vtm"}, "rules": rules}
+    return scenario_from_dict({**data, "combatant": entries}, source="<lanes>")
+
+
+def test_rounds_side_by_side_equal_rounds_one_by_one():
+    """The lanes (many rounds at once from their first sixteen byte draws) give the sums
+    of the plain plan bit for bit, whatever the chunk's first round and length; rounds
+    the lanes cannot finish (rejected bytes) are played one by one, and both kinds
+    occur.  Without lanes only when some counts must be flushed (too many values for a
+    code); tie = "random" draws while ordering: no lanes."""
+    rng = random.Random("lanes")
+    kept = rejected = with_lanes = 0
+    for k in range(40):
+        scenario = _lane_scenario(rng)
+        layout = engine.layout_for(scenario)
+        fast = kernel.compile_scenario(scenario, layout)
+        if fast.plan[kernel.H_LANES] == 0:  # only if some counts must be flushed every round
+            assert fast.plan[kernel.H_FLUSH] < fast.plan[kernel.H_BINARY], scenario.to_dict()
+            continue
+        with_lanes += 1
+        plain = kernel.compile_scenario(scenario, layout, plain=True)
+        n, first = (
+            rng.choice((kernel.FAST_LANES - 1, 3 * kernel.FAST_LANES + 17)),
+            rng.randrange(999),
+        )
+        a, b = layout.new_sums(), layout.new_sums()
+        kernel.run_chunk(fast, _key(k), n, a, first=first)
+        kernel.run_chunk(plain, _key(k), n, b, first=first)
+        assert a.equals(b), (k, scenario.to_dict())
+        lanes = np.zeros((kernel.L_ROWS, kernel.FAST_LANES), np.int64)
+        words = np.zeros(kernel.FAST_LANES, np.uint64)
+        kernel._lanes(
+            _key(k)[:4].copy(), first, fast.m.copy(), fast.plan, words, words.copy(), lanes
+        )
+        kept += int(lanes[kernel.L_OK].sum())
+        rejected += kernel.FAST_LANES - int(lanes[kernel.L_OK].sum())
+    assert kept > 0 and rejected > 0 and with_lanes >= 30
+    random_tie = _lane_scenario(rng, tie="random")
+    assert (
+        kernel.compile_scenario(random_tie, engine.layout_for(random_tie)).plan[kernel.H_LANES] == 0
+    )
+
+
 def test_a_pair_across_codes_is_summed_every_round():
     """A cross sum of two slots that come from different codes (``simkit tune``
     pairs): summed round by round, equal to the plain plan and to the trace."""

@@ -60,8 +60,8 @@ STATE_WORDS = 12  # the working array (see the module docstring)
 CANONICAL_WORDS = 6
 
 # For 1 <= n <= 256: the byte rejection limit 256 - 256 % n, and ceil(2**32 / n).
-_BYTE_LIMIT = np.array([0] + [256 - 256 % n for n in range(1, 257)], dtype=np.int64)
-_RECIPROCAL = np.array([0] + [-(-(2**32) // n) for n in range(1, 257)], dtype=np.int64)
+BYTE_LIMIT = np.array([0] + [256 - 256 % n for n in range(1, 257)], dtype=np.int64)
+RECIPROCAL = np.array([0] + [-(-(2**32) // n) for n in range(1, 257)], dtype=np.int64)
 
 
 @njit(**JIT, forceinline=True)
@@ -136,11 +136,11 @@ def below(st, n):
     if n <= 256:
         # b % n without a division: q = floor(b / n) = (b * ceil(2**32 / n)) >> 32,
         # exact for b < 256 (the error b * n / 2**32 stays below 1 / n).
-        limit = _BYTE_LIMIT[n]
+        limit = BYTE_LIMIT[n]
         while True:
             b = next_byte(st)
             if b < limit:
-                return b - ((b * _RECIPROCAL[n]) >> 32) * n
+                return b - ((b * RECIPROCAL[n]) >> 32) * n
     un = np.uint64(n)
     threshold = (np.uint64(0) - un) % un
     while True:
@@ -206,6 +206,24 @@ def round_start_lazy(st, key, r):
     st[7] = step
     for j in range(4):
         st[8 + j] = key[j]
+
+
+@njit(**INNER)
+def first_outputs(key, r0, out, second):
+    """The first two outputs of the streams of rounds r = r0 .. r0 + out.size - 1 (the
+    words ``next_u64`` gives after ``round_start(st, key, r)``): their bytes, low byte
+    first, are a round's first sixteen byte draws.  One loop over the rounds, with no
+    branch: it vectorises."""
+    for b in range(out.size):
+        step = np.uint64(r0 + b + 1) * np.uint64(_GOLDEN)
+        s0 = _mix(key[0] + step)
+        s1 = _mix(key[1] + step)
+        s2 = _mix(key[2] + step)
+        x = s1 * np.uint64(5)
+        out[b] = ((x << np.uint64(7)) | (x >> np.uint64(57))) * np.uint64(9)
+        s1 ^= s2 ^ s0  # word 1 after one step of _xoshiro (word 3 does not reach it)
+        x = s1 * np.uint64(5)
+        second[b] = ((x << np.uint64(7)) | (x >> np.uint64(57))) * np.uint64(9)
 
 
 @njit(**JIT)

@@ -106,7 +106,9 @@ from simkit.systems.perception.schema import (
     WITHIN_RANDOM,
 )
 from simkit.systems.stream import (
+    BYTE_LIMIT,
     CANONICAL_WORDS,
+    RECIPROCAL,
     STATE_WORDS,
     canonical_state,
     chance,
@@ -215,8 +217,7 @@ T_TARGETS = T_SLOTS + len(COUNTS)  # and a row per distinct target list after it
 # it): bytes until one is below BELOW_LIMIT[n] = 256 - 256 % n, then b % n computed as
 # b - ((b * BELOW_RECIPROCAL[n]) >> 32) * n, exact for bytes.  The same draws as
 # stream.below (tests/test_perception_kernel.py::test_below_written_out_is_stream_below).
-BELOW_LIMIT = np.array([0] + [256 - 256 % n for n in range(1, 257)], dtype=np.int64)
-BELOW_RECIPROCAL = np.array([0] + [-(-(2**32) // n) for n in range(1, 257)], dtype=np.int64)
+BELOW_LIMIT, BELOW_RECIPROCAL = BYTE_LIMIT, RECIPROCAL
 KEY_SHIFT = 5  # order keys (total << 5) | perception: perception <= MAX_PERCEPTION < 32
 PAIRWISE_MAX = 8  # up to 8 entities are ordered by counting who is ahead of whom
 

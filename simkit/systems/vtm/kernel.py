@@ -71,6 +71,12 @@ of the layout once (``_SlotPlan``):
 * cross sums of pairs of slots are per-round products where both slots vary.
 ``compile_scenario(..., plain=True)`` flushes every slot every round; the tests hold
 both plans, and the flushed rows of ``trace``, equal bit for bit.
+
+Where the plan needs nothing but the three codes and the scenario makes every round a
+function of its first sixteen byte draws (one action each, no delay or abort, ties
+sharing a slot, attack_share 0 or 1: ``H_LANES``), ``_lanes`` plays many rounds side by
+side and gives their codes; a round it cannot finish from those draws is played as
+above (section "lanes" below).
 """
 
 from __future__ import annotations
@@ -97,10 +103,13 @@ from simkit.systems.base import (
     share_code,
 )
 from simkit.systems.stream import (
+    BYTE_LIMIT,
+    RECIPROCAL,
     STATE_WORDS,
     below,
     canonical_state,
     chance,
+    first_outputs,
     roll,
     round_start_lazy,
 )
@@ -297,14 +306,16 @@ class Compiled:
     H_BEFORE,  # acts_before slots written every round (read by a pair)
     H_VALUE_SLOTS,  # the counts of the values code,
     H_VALUE_WEIGHTS,  # and their weights
+    H_VALUE_KINDS,  # for the lanes (H_LANES): 2 i + 1 attacks_received of i, 2 i its abba
     H_END,
     H_DECLARE,  # 1: V3 every round
     H_FINISH,  # 1: _finish every round
     H_CODED,  # 1: first-action, slot and values codes; 0: the acts_before block
     H_RANKED,  # 1: nobody delays or aborts: the first actions come in slot order
     H_ZERO_ALL,  # 1: every count of the row is read: zero them all every round
-) = range(15)
-H_SIZE = 15
+    H_LANES,  # 1: rounds may be played FAST_LANES side by side (_lanes)
+) = range(17)
+H_SIZE = 17
 
 
 def _pack(parts: list[np.ndarray], flags: dict[int, bool]) -> np.ndarray:
@@ -389,11 +400,21 @@ def compile_scenario(scenario, layout: Layout, plain: bool = False) -> Compiled:
     k = f["pairs_round"]
     pairs = np.stack([k, pa[k], pb[k]], axis=1).reshape(-1)
     src, dst, op = f.pop("agg")
+    kinds = _value_kinds(layout, f["value_slots"])
+    lanes = (
+        f["coded"] and f["ranked"] and not (f["declare"] or f["finish"] or f["zero_all"])
+        and tie != TIE_RANDOM and kinds is not None
+        and not (f["flush"].size or f["binary"].size or src.size or k.size)
+        and all(rows[P_TURN][i] == 1 and rows[P_END][i] == 0 for i in range(n))
+        and all(rows[P_SHARE][i] in (SHARE_NEVER, SHARE_ALWAYS) for i in range(n))
+        and min(rows[P_TCOUNT]) >= 1
+        and n + sum(_draws(rows, i) for i in range(n)) <= LANE_BYTES
+    )  # fmt: skip
     plan = _pack(
         [f.pop("flush"), f.pop("binary"), src, dst, op, pairs, f.pop("before_slots"),
-         f["value_slots"], f["value_weights"]],
+         f["value_slots"], f["value_weights"], kinds if lanes else []],
         {H_DECLARE: f.pop("declare"), H_FINISH: f.pop("finish"), H_CODED: f["coded"],
-         H_RANKED: f.pop("ranked"), H_ZERO_ALL: f.pop("zero_all")},
+         H_RANKED: f.pop("ranked"), H_ZERO_ALL: f.pop("zero_all"), H_LANES: lanes},
     )  # fmt: skip
     return Compiled(
         layout=layout,
@@ -403,6 +424,24 @@ def compile_scenario(scenario, layout: Layout, plain: bool = False) -> Compiled:
         plan=plan,
         **f,
     )
+
+
+def _draws(rows: dict[int, list[int]], i: int) -> bool:
+    """Whether i's action draws a byte for its target: it always attacks, from several."""
+    return rows[P_SHARE][i] == SHARE_ALWAYS and rows[P_TCOUNT][i] > 1
+
+
+def _value_kinds(layout: Layout, value_slots: np.ndarray) -> list[int] | None:
+    """The values code's counts as lanes compute them (``H_VALUE_KINDS``), or None if
+    one of them is not attacks_received or attacked_before_acting."""
+    kinds = []
+    cs = layout.count_slots
+    for slot in value_slots.tolist():
+        i, m = (int(x[0]) for x in np.nonzero(cs == slot))
+        if m not in (ATTACKS_RECEIVED, ATTACKED_BEFORE_ACTING):
+            return None
+        kinds.append(2 * i + int(m == ATTACKS_RECEIVED))
+    return kinds
 
 
 class _SlotPlan:
@@ -1055,6 +1094,134 @@ def _play(st, m, y, cs, ev):
                 _release(side, m, ev)
 
 
+# ----------------------------------------------------------------------------- lanes
+# Rounds side by side (``H_LANES``): where every combatant takes exactly one action at
+# its turn, nobody delays or aborts, ties share a slot and attack_share is 0 or 1, a
+# round is a function of its first sixteen byte draws (V1 dice, then one target draw
+# per attack from several targets, in the order of the actions), cut from its first two
+# outputs (stream.first_outputs).  ``_lanes`` plays FAST_LANES such rounds at once,
+# every loop along the rounds (vectorised), and gives each the codes ``_run_chunk``
+# histograms.  A round it cannot finish from those bytes (a die rejecting two bytes in
+# a row, a rejected target byte, more than sixteen bytes) is played by ``_setup`` and
+# ``_play`` as usual.  tests/test_vtm_kernel.py holds both ways equal.
+FAST_LANES = 256
+LANE_BYTES = 16
+D10_LIMIT = 256 - 256 % D10  # roll(st, D10) rejects bytes from here
+(L_OK, L_SLOT, L_VALUE, L_POS, L_ACC, L_DICE_END, L_KEY) = range(7)  # rows of the lanes
+L_LO = L_KEY + HIST_MAX  # then a row per combatant: V2 key, slot start, target
+L_TARGET = L_LO + HIST_MAX
+L_ROWS = L_TARGET + HIST_MAX
+
+
+@njit(**JIT, forceinline=True)
+def _byte(words, second, b, pos):
+    """Byte draw ``pos`` (0 .. 15) of lane b's round (both words shifted, then a select:
+    no branch, so it vectorises)."""
+    shift = np.uint64((8 * pos) & 63)
+    low = words[b] >> shift
+    high = second[b] >> shift
+    return np.int64((low if pos < 8 else high) & np.uint64(255))
+
+
+@njit(**JIT)
+def _lanes(key, r0, m, pl, words, second, lanes):
+    """Rounds r0 .. r0 + FAST_LANES - 1 (``H_LANES``): in row L_OK of ``lanes`` 1 where a
+    round could be played from its first sixteen byte draws, and then its slot code
+    (L_SLOT) and values code (L_VALUE) as ``_run_chunk`` computes them."""
+    n = m[G_N]
+    first_outputs(key, r0, words, second)
+    ok = lanes[L_OK]
+    pos = lanes[L_POS]
+    for b in range(FAST_LANES):
+        ok[b] = 1
+        pos[b] = 0
+    for i in range(n):  # V1: i's d10, the next byte below D10_LIMIT (one retry here)
+        die_key = lanes[L_KEY + i]
+        base = m[P_KEY + i]
+        for b in range(FAST_LANES):
+            p = pos[b]
+            p += _byte(words, second, b, p) >= D10_LIMIT
+            x = _byte(words, second, b, p)
+            ok[b] &= x < D10_LIMIT
+            pos[b] = p + 1
+            die_key[b] = ((x % D10 + 1) << KEY_SHIFT) + base
+    dice_end = lanes[L_DICE_END]
+    for b in range(FAST_LANES):
+        dice_end[b] = pos[b]
+    for i in range(n):  # V2: a slot starts after every higher (initiative, rating) level
+        lo = lanes[L_LO + i]
+        ki = lanes[L_KEY + i]
+        for b in range(FAST_LANES):
+            lo[b] = 0
+        for j in range(n):
+            kj = lanes[L_KEY + j]
+            for b in range(FAST_LANES):
+                lo[b] += (kj[b] >> 8) > (ki[b] >> 8)
+    for c in range(n):  # its target: the byte after the dice and the earlier actions' draws
+        target = lanes[L_TARGET + c]
+        count = m[P_TCOUNT + c]
+        start = G_TARGETS + m[P_TSTART + c]
+        if m[P_SHARE + c] == SHARE_NEVER or count == 1:
+            t = m[start] if m[P_SHARE + c] != SHARE_NEVER else NOT_A_COMBATANT
+            for b in range(FAST_LANES):
+                target[b] = t
+            continue
+        kc = lanes[L_KEY + c]
+        for b in range(FAST_LANES):
+            pos[b] = dice_end[b]
+        for j in range(n):  # actions come in descending key order
+            if m[P_SHARE + j] == SHARE_ALWAYS and m[P_TCOUNT + j] > 1:
+                kj = lanes[L_KEY + j]
+                for b in range(FAST_LANES):
+                    pos[b] += kj[b] > kc[b]
+        limit = BYTE_LIMIT[count]
+        reciprocal = RECIPROCAL[count]
+        last = start + count - 1  # the list as six values (count <= HIST_MAX)
+        t0, t1, t2 = m[start], m[min(start + 1, last)], m[min(start + 2, last)]
+        t3, t4, t5 = m[min(start + 3, last)], m[min(start + 4, last)], m[min(start + 5, last)]
+        for b in range(FAST_LANES):  # below(count), then the list's entry: selects, no gather
+            p = pos[b]
+            x = _byte(words, second, b, p & (LANE_BYTES - 1))
+            ok[b] &= (p < LANE_BYTES) & (x < limit)
+            e = x - ((x * reciprocal) >> 32) * count
+            t = t0 if e == 0 else t1
+            t = t if e < 2 else t2
+            t = t if e < 3 else t3
+            t = t if e < 4 else t4
+            target[b] = t if e < 5 else t5
+    code = lanes[L_SLOT]
+    for b in range(FAST_LANES):
+        code[b] = 0
+    scale = 1
+    for i in range(n):
+        lo = lanes[L_LO + i]
+        for b in range(FAST_LANES):
+            code[b] += lo[b] * scale
+        scale *= n
+    value = lanes[L_VALUE]
+    acc = lanes[L_ACC]
+    for b in range(FAST_LANES):
+        value[b] = 0
+    start = pl[H_VALUE_KINDS]
+    for k in range(start, pl[H_END]):  # attacks_received or attacked_before_acting of j
+        j = pl[k] >> 1
+        weight = pl[pl[H_VALUE_WEIGHTS] + k - start]
+        for b in range(FAST_LANES):
+            acc[b] = 0
+        lo_j = lanes[L_LO + j]
+        for c in range(n):
+            target = lanes[L_TARGET + c]
+            lo_c = lanes[L_LO + c]
+            if pl[k] & 1:
+                for b in range(FAST_LANES):
+                    acc[b] += target[b] == j
+            else:  # attacked from an earlier slot: j had not acted (a slot acts at once)
+                for b in range(FAST_LANES):
+                    acc[b] |= (target[b] == j) & (lo_j[b] > lo_c[b])
+        for b in range(FAST_LANES):
+            value[b] += acc[b] * weight
+
+
 # ----------------------------------------------------------------------------- a round
 @njit(**JIT)
 def _finish(m, y, cs, before, start, end):
@@ -1108,59 +1275,77 @@ def _run_chunk(
     n_codes = n**n if coded else 0  # hc: first-action codes, slot codes, values codes
     m[G_TRACE] = 0
     m[G_DECLARE] = pl[H_DECLARE]
-    for r in range(first, first + n_rounds):
-        if zero_all:
-            for k in range(counts_end):
-                y[k] = 0
-            for k in range(dist_start, size):
-                y[k] = 0
-        else:  # only the counts of the values code are read
-            for k in range(pl[H_VALUE_SLOTS], pl[H_VALUE_WEIGHTS]):
-                y[pl[k]] = 0
-        round_start_lazy(st, key, r)
-        m[G_ROUND] = r
-        _setup(st, m, y, cs, m)
-        _play(st, m, y, cs, m)
-        if finish:
-            _finish(m, y, cs, pl, pl[H_BEFORE], pl[H_VALUE_SLOTS])
-        if src.size > 0:
-            aggregate_round(y_array, src, dst, op)
-        if coded:
-            code = 0
-            scale = 1
-            for i in range(n):
-                code += m[W_LO + i] * scale
-                scale *= n
-            hc[n_codes + code] += 1
-            if not ranked:
+    words = np.empty(FAST_LANES, np.uint64)
+    second = np.empty(FAST_LANES, np.uint64)
+    lanes = np.zeros((L_ROWS, FAST_LANES), np.int64)
+    ok = lanes[L_OK]
+    end = first + n_rounds
+    r0 = first
+    while r0 < end:
+        side_by_side = pl[H_LANES] != 0 and end - r0 >= FAST_LANES
+        if side_by_side:
+            _lanes(key, r0, m, pl, words, second, lanes)
+        k_rounds = FAST_LANES if side_by_side else 1
+        for b in range(k_rounds):
+            if side_by_side and ok[b] != 0:
+                hc[n_codes + lanes[L_SLOT, b]] += 1
+                hc[lanes[L_SLOT, b]] += 1  # ranked
+                hc[2 * n_codes + lanes[L_VALUE, b]] += 1
+                continue
+            r = r0 + b
+            if zero_all:
+                for k in range(counts_end):
+                    y[k] = 0
+                for k in range(dist_start, size):
+                    y[k] = 0
+            else:  # only the counts of the values code are read
+                for k in range(pl[H_VALUE_SLOTS], pl[H_VALUE_WEIGHTS]):
+                    y[pl[k]] = 0
+            round_start_lazy(st, key, r)
+            m[G_ROUND] = r
+            _setup(st, m, y, cs, m)
+            _play(st, m, y, cs, m)
+            if finish:
+                _finish(m, y, cs, pl, pl[H_BEFORE], pl[H_VALUE_SLOTS])
+            if src.size > 0:
+                aggregate_round(y_array, src, dst, op)
+            if coded:
                 code = 0
                 scale = 1
                 for i in range(n):
-                    fi = m[W_FIRST + i]
-                    rank = 0
-                    for j in range(n):
-                        rank += m[W_FIRST + j] < fi
-                    code += rank * scale
+                    code += m[W_LO + i] * scale
                     scale *= n
-            hc[code] += 1
-            code = 0
-            for k in range(pl[H_VALUE_SLOTS], pl[H_VALUE_WEIGHTS]):
-                code += y[pl[k]] * pl[k + pl[H_VALUE_WEIGHTS] - pl[H_VALUE_SLOTS]]
-            hc[2 * n_codes + code] += 1
-        else:  # acts_before, into its block (int32: a chunk has at most 2**18 rounds)
-            for i in range(n):
-                fi = m[W_FIRST + i]
-                row_i = i * n
-                for j in range(n):
-                    bl[row_i + j] += fi < m[W_FIRST + j]
-        for k in range(pl[H_FLUSH], pl[H_BINARY]):
-            v = y[pl[k]]
-            a1[pl[k]] += v
-            a2[pl[k]] += v * v
-        for k in range(pl[H_BINARY], pl[H_SRC]):
-            a1[pl[k]] += y[pl[k]]
-        for k in range(pl[H_PAIRS], pl[H_BEFORE], 3):
-            ax[pl[k]] += y[pl[k + 1]] * y[pl[k + 2]]
+                hc[n_codes + code] += 1
+                if not ranked:
+                    code = 0
+                    scale = 1
+                    for i in range(n):
+                        fi = m[W_FIRST + i]
+                        rank = 0
+                        for j in range(n):
+                            rank += m[W_FIRST + j] < fi
+                        code += rank * scale
+                        scale *= n
+                hc[code] += 1
+                code = 0
+                for k in range(pl[H_VALUE_SLOTS], pl[H_VALUE_WEIGHTS]):
+                    code += y[pl[k]] * pl[k + pl[H_VALUE_WEIGHTS] - pl[H_VALUE_SLOTS]]
+                hc[2 * n_codes + code] += 1
+            else:  # acts_before, into its block (int32: a chunk has at most 2**18 rounds)
+                for i in range(n):
+                    fi = m[W_FIRST + i]
+                    row_i = i * n
+                    for j in range(n):
+                        bl[row_i + j] += fi < m[W_FIRST + j]
+            for k in range(pl[H_FLUSH], pl[H_BINARY]):
+                v = y[pl[k]]
+                a1[pl[k]] += v
+                a2[pl[k]] += v * v
+            for k in range(pl[H_BINARY], pl[H_SRC]):
+                a1[pl[k]] += y[pl[k]]
+            for k in range(pl[H_PAIRS], pl[H_BEFORE], 3):
+                ax[pl[k]] += y[pl[k + 1]] * y[pl[k + 2]]
+        r0 += k_rounds
 
 
 # what a code gives back (_expand)
