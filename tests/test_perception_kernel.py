@@ -321,6 +321,43 @@ def test_histogram_and_general_paths_equal_the_flushed_trace(seed):
         assert general.equals(want), scenario.to_dict()
 
 
+def test_rounds_side_by_side_equal_the_general_path():
+    """Individual mode, up to four combatants, attack_share 0 or 1: the histogram path
+    plays rounds side by side (``_lanes``, from each round's first sixteen byte draws)
+    and gives the general path's sums bit for bit, whatever the chunk's first round and
+    length.  Rounds the lanes cannot finish (a die rejecting two bytes, three tied, a
+    rejected target byte) are played one by one; both kinds occur, with every rule."""
+    rng = random.Random("lanes")
+    kept = rejected = 0
+    rules_seen = set()
+    done = 0
+    while done < 30:
+        entries, rules = twin.random_entries(rng, max_total=4)
+        if rules["mode"] != "individual":
+            continue
+        for e in entries:
+            e["attack_share"] = rng.choice((0.0, 1.0, 1.0))
+            e["perception"] = rng.choice((0, 1, 1))  # many ties, three tied too
+        data = {"scenario": {"name": "lanes", "system": "perception"}, "rules": rules}
+        scenario = scenario_from_dict({**data, "combatant": entries}, source="<lanes>")
+        done += 1
+        rules_seen.add((rules["tie"], rules["information"]))
+        key, first = _key(41, done), rng.randrange(1000)
+        n = rng.choice((kernel.FAST_LANES - 1, 2 * kernel.FAST_LANES + 33))
+        job, hist = _run(scenario, key, n, first, histogram=True)
+        assert job.compiled.tab[kernel.T_PAR, kernel.P_LANES] == 1
+        _, general = _run(scenario, key, n, first, histogram=False)
+        assert hist.equals(general), scenario.to_dict()
+        lanes = np.zeros((kernel.L_ROWS, kernel.FAST_LANES), np.int64)
+        words = np.zeros(kernel.FAST_LANES, np.uint64)
+        tab = job.compiled.tab.copy()
+        kernel._lanes(key[:4].copy(), first, tab, words, words.copy(), lanes)
+        kept += int(lanes[kernel.L_OK].sum())
+        rejected += kernel.FAST_LANES - int(lanes[kernel.L_OK].sum())
+    assert kept > 0 and rejected > 0
+    assert len(rules_seen) == 4
+
+
 def test_general_path_with_extra_pairs_on_large_scenarios():
     rng = random.Random("pairs-large")
     for k in range(6):

@@ -1,7 +1,8 @@
 """System ``perception``: d10 + Perception, individual or group (docs/rules.md, P1-P4, rev 2).
 
-The rules are played by ONE round function, ``_play_round``, and counted by ONE count
-function, ``_count_round``.  The entry points differ only in what they do with a
+The rules are played by ONE round function, ``_play_round`` (and, for the simplest
+scenarios, by its side-by-side shortcut ``_lanes``), and counted by ONE count function,
+``_count_round``.  The entry points differ only in what they do with a
 played round:
 
 ``_trace_rounds``
@@ -16,7 +17,10 @@ played round:
     *outcome* (every slot, every stated target and where P3's information runs break,
     packed in 19 bits at most) in a hash table; once per chunk each outcome met is
     turned back into a round (``_decode``), counted by ``_count_round`` and flushed
-    with its number of rounds.
+    with its number of rounds.  In individual mode with attack_share 0 or 1 the
+    outcomes of most rounds come from ``_lanes``, which plays many rounds side by side
+    from their first sixteen byte draws (a shortcut held equal to ``_play_round`` by the
+    tests; section "lanes").
 
 Every round is its own regeneration cycle (nothing carries over), so every path
 gives, bit for bit, the sums of ``metrics.flush_cycle(y, 1, ...)`` over the rounds'
@@ -112,6 +116,7 @@ from simkit.systems.stream import (
     STATE_WORDS,
     canonical_state,
     chance,
+    first_outputs,
     next_byte,
     roll,
     round_start_lazy,
@@ -168,8 +173,9 @@ _ZERO = np.int64(0)
     P_BEFORE,
     P_UNITS,
     P_SIZE,
-) = range(11)
-N_PAR = 11
+    P_LANES,  # 1: _run_histogram may play rounds side by side (_lanes)
+) = range(12)
+N_PAR = 12
 
 # ``tab``: one row per quantity (see the module docstring).
 (
@@ -325,6 +331,11 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         layout.before_offset,
         layout.unit_offset,
         layout.size,
+    )
+    par[P_LANES] = (
+        mode == MODE_INDIVIDUAL
+        and n <= HIST_MAX_N
+        and all(tab[T_SHARE, i] in (SHARE_NEVER, SHARE_ALWAYS) for i in range(n))
     )
     return Compiled(
         layout=layout,
@@ -779,6 +790,164 @@ def _empty_table(table, tab, src, dst, op, y, s1, s2, sl, sx, pa, pb, tot):
             table[2 * h + 1] = 0
 
 
+# --------------------------------------------------------------------------- lanes
+# Rounds side by side (``P_LANES``: individual mode, at most HIST_MAX_N combatants,
+# attack_share 0 or 1): such a round is a function of its first sixteen byte draws (P1
+# dice, a below(2) for each pair of tied combatants, then the target draws in scenario
+# order), cut from its first two outputs (stream.first_outputs).  ``_lanes`` plays
+# FAST_LANES rounds at once, every loop along the rounds (vectorised), and gives each its
+# outcome as ``_run_histogram`` codes it.  A round it cannot finish from those bytes (a
+# die rejecting two bytes in a row, three combatants tied, a rejected target byte) is
+# played by ``_play_round`` as usual.  tests/test_perception_kernel.py holds both equal.
+FAST_LANES = 256
+LANE_BYTES = 16
+D10_LIMIT = 256 - 256 % D10  # roll(st, D10) rejects bytes from here
+(L_OK, L_POS, L_CODE, L_BREAKS, L_AT) = range(5)  # rows of the lanes array, then per
+L_KEY = 5  # combatant: its order key,
+L_TOTAL = L_KEY + HIST_MAX_N  # its total,
+L_PLACE = L_TOTAL + HIST_MAX_N  # its acting position (= slot under tie "random"),
+L_SLOT = L_PLACE + HIST_MAX_N  # its slot,
+L_TIED = L_SLOT + HIST_MAX_N  # 1 if a later combatant has its key (it leads a tied pair)
+L_ROWS = L_TIED + HIST_MAX_N
+
+
+@njit(**JIT, forceinline=True)
+def _byte(words, second, b, pos):
+    """Byte draw ``pos`` (0 .. 15) of lane b's round (both words shifted, then a select:
+    no branch, so it vectorises)."""
+    shift = np.uint64((8 * pos) & 63)
+    low = words[b] >> shift
+    high = second[b] >> shift
+    return np.int64((low if pos < 8 else high) & np.uint64(255))
+
+
+@njit(**JIT)
+def _lanes(key, r0, tab, words, second, lanes):
+    """Rounds r0 .. r0 + FAST_LANES - 1 (``P_LANES``): in row L_OK of ``lanes`` 1 where a
+    round could be played from its first sixteen byte draws, and then its outcome code
+    (L_CODE) as ``_run_histogram`` computes it from ``_play_round``'s rows.  Every inner
+    loop runs along the rounds over rows of ``lanes``."""
+    n = tab[T_PAR, P_N]
+    first_outputs(key, r0, words, second)
+    ok = lanes[L_OK]
+    pos = lanes[L_POS]
+    for b in range(FAST_LANES):
+        ok[b] = 1
+        pos[b] = 0
+    for i in range(n):  # P1: i's d10, the next byte below D10_LIMIT (one retry here)
+        keys = lanes[L_KEY + i]
+        totals = lanes[L_TOTAL + i]
+        per = tab[T_PER, i]
+        for b in range(FAST_LANES):
+            p = pos[b]
+            p += _byte(words, second, b, p) >= D10_LIMIT
+            x = _byte(words, second, b, p)
+            ok[b] &= x < D10_LIMIT
+            pos[b] = p + 1
+            totals[b] = x % D10 + 1 + per
+            keys[b] = (totals[b] << KEY_SHIFT) | per
+    for i in range(n):  # the acting position: descending key, then scenario order
+        place = lanes[L_PLACE + i]
+        tied = lanes[L_TIED + i]
+        shared = lanes[L_SLOT + i]  # (here: how many others have its key)
+        ki = lanes[L_KEY + i]
+        for b in range(FAST_LANES):
+            place[b] = 0
+            tied[b] = 0
+            shared[b] = 0
+        for j in range(n):
+            if j != i:
+                kj = lanes[L_KEY + j]
+                for b in range(FAST_LANES):
+                    place[b] += (kj[b] > ki[b]) | ((kj[b] == ki[b]) & (j < i))
+                    tied[b] |= (kj[b] == ki[b]) & (j > i)
+                    shared[b] += kj[b] == ki[b]
+        for b in range(FAST_LANES):
+            ok[b] &= shared[b] <= 1  # no three tied
+    if tab[T_PAR, P_TIE] != TIE_SIMULTANEOUS:  # a fair order of each tied pair: below(2),
+        at = lanes[L_AT]  # one byte each, the pairs first to last (by key)
+        for a in range(n):
+            ka = lanes[L_KEY + a]
+            for b in range(FAST_LANES):
+                at[b] = pos[b]
+            for d in range(n):  # a pair ahead of a's: led by d, with a higher key
+                kd = lanes[L_KEY + d]
+                tied_d = lanes[L_TIED + d]
+                for b in range(FAST_LANES):
+                    at[b] += tied_d[b] & (kd[b] > ka[b])
+            place_a = lanes[L_PLACE + a]
+            for c in range(a + 1, n):
+                kc = lanes[L_KEY + c]
+                place_c = lanes[L_PLACE + c]
+                for b in range(FAST_LANES):
+                    x = _byte(words, second, b, at[b] & (LANE_BYTES - 1))
+                    pair = ka[b] == kc[b]
+                    swap = pair & (x & 1)  # below(2) = 1: the later one acts first
+                    ok[b] &= (at[b] < LANE_BYTES) | (not pair)
+                    place_a[b] += swap
+                    place_c[b] -= swap
+        for a in range(n):  # the bytes of every tied pair
+            tied_a = lanes[L_TIED + a]
+            for b in range(FAST_LANES):
+                pos[b] += tied_a[b]
+        for i in range(n):  # one slot each
+            slot = lanes[L_SLOT + i]
+            place = lanes[L_PLACE + i]
+            for b in range(FAST_LANES):
+                slot[b] = place[b]
+    else:  # tied combatants share a slot: the position of the first of them
+        for i in range(n):
+            slot = lanes[L_SLOT + i]
+            place = lanes[L_PLACE + i]
+            ki = lanes[L_KEY + i]
+            for b in range(FAST_LANES):
+                slot[b] = place[b]
+            for j in range(i):  # a tied pair's later member: the slot of the earlier one
+                kj = lanes[L_KEY + j]
+                for b in range(FAST_LANES):
+                    slot[b] -= kj[b] == ki[b]
+            for j in range(n):  # and one slot less for each tied pair ahead of it
+                kj = lanes[L_KEY + j]
+                tied_j = lanes[L_TIED + j]
+                for b in range(FAST_LANES):
+                    slot[b] -= tied_j[b] & (kj[b] > ki[b])
+    # P3: the bit of position p is set where p's information value differs from the next's
+    breaks = lanes[L_BREAKS]
+    value = L_TOTAL if tab[T_PAR, P_INFO] == INFORMATION_STRICT else L_SLOT
+    for b in range(FAST_LANES):
+        breaks[b] = (1 << (n - 1)) - 1
+    for i in range(n):
+        place_i = lanes[L_PLACE + i]
+        value_i = lanes[value + i]
+        for j in range(n):
+            if j != i:
+                place_j = lanes[L_PLACE + j]
+                value_j = lanes[value + j]
+                for b in range(FAST_LANES):
+                    same = (place_j[b] == place_i[b] + 1) & (value_i[b] == value_j[b])
+                    breaks[b] &= ~(np.int64(same) << (place_i[b] & 63))
+    code = lanes[L_CODE]
+    for b in range(FAST_LANES):
+        code[b] = breaks[b] << (CODE_BITS * n)
+    for i in range(n):  # P4: targets in scenario order, a byte for a list of several
+        share = tab[T_SHARE, i]
+        count = tab[T_TCOUNT, i]
+        choice = 1 if share == SHARE_ALWAYS else 0
+        slot = lanes[L_SLOT + i]
+        for b in range(FAST_LANES):
+            code[b] += (slot[b] | (choice << CODE_SLOT_BITS)) << (CODE_BITS * i)
+        if share == SHARE_ALWAYS and count > 1:
+            limit = BELOW_LIMIT[count]
+            reciprocal = BELOW_RECIPROCAL[count]
+            for b in range(FAST_LANES):
+                p = pos[b]
+                x = _byte(words, second, b, p & (LANE_BYTES - 1))
+                ok[b] &= (p < LANE_BYTES) & (x < limit)
+                k = x - ((x * reciprocal) >> 32) * count
+                code[b] += k << (CODE_BITS * i + CODE_SLOT_BITS)
+                pos[b] = p + 1
+
+
 @njit(**JIT)
 def _run_histogram(
     key, first, n_rounds, tab, src, dst, op, table, y, s1, s2, sl, sx, pa, pb, tot, st,
@@ -792,17 +961,31 @@ def _run_histogram(
     st = unmanaged(st)
     n = tab[T_PAR, P_N]
     used = 0
-    for r in range(first, first + n_rounds):
-        round_start_lazy(st, key, r)
-        _play_round(st, tab)
-        # the outcome: every slot, every target and where P3's information runs break
-        # (all that _count_round and acts_before read)
-        code = 0
-        for i in range(n):
-            field = tab[T_SLOT, i] | (tab[T_CHOICE, i] << CODE_SLOT_BITS)
-            code |= field << (CODE_BITS * i)
-        for p in range(n - 1):
-            code |= (tab[T_RUN_END, p] == p + 1) << (CODE_BITS * n + p)
+    words = np.empty(FAST_LANES, np.uint64)
+    second = np.empty(FAST_LANES, np.uint64)
+    lanes = np.zeros((L_ROWS, FAST_LANES), np.int64)
+    end = first + n_rounds
+    r = first
+    b = FAST_LANES  # the lane of round r (FAST_LANES: no lanes played for it)
+    while r < end:
+        if tab[T_PAR, P_LANES] != 0 and b == FAST_LANES and end - r >= FAST_LANES:
+            _lanes(key, r, tab, words, second, lanes)
+            b = 0
+        if b < FAST_LANES and lanes[L_OK, b] != 0:
+            code = lanes[L_CODE, b]
+        else:
+            round_start_lazy(st, key, r)
+            _play_round(st, tab)
+            # the outcome: every slot, every target and where P3's information runs break
+            # (all that _count_round and acts_before read)
+            code = 0
+            for i in range(n):
+                field = tab[T_SLOT, i] | (tab[T_CHOICE, i] << CODE_SLOT_BITS)
+                code |= field << (CODE_BITS * i)
+            for p in range(n - 1):
+                code |= (tab[T_RUN_END, p] == p + 1) << (CODE_BITS * n + p)
+        r += 1
+        b += b < FAST_LANES
         h = ((code * HASH_MULTIPLIER) >> HASH_SHIFT) & HASH_MASK
         while table[2 * h] != code and table[2 * h] != HASH_EMPTY:
             h = (h + 1) & HASH_MASK
