@@ -5,7 +5,12 @@ For each system, a 4-combatant scenario on 2 sides with default policies
 in a fresh process (start-up, cached JIT load and everything included), and its
 wall time is divided by the time numpy takes, in this same script, just to roll the
 dice those rounds use (``Generator.integers(..., dtype=np.int8)``, in slices of
-10 million to keep memory bounded).  Each is timed ``--repeat`` times (default 3),
+10 million to keep memory bounded); so is the simulation time ``simkit run`` itself
+prints (the kernels and the merging of chunks, without the process start-up of about
+half a second that dominates the wall time of a fast kernel), and the kernel time:
+``engine.simulate`` of the same rounds in a fresh process once its kernels are loaded
+(numba's own start-up, about 0.2 s, is in the simulation time: the first jitted call of
+a process pays it).  Each is timed ``--repeat`` times (default 3),
 taking turns, and the best time of each counts.  Peak memory (max RSS of the child
 process) of ``simkit run`` is compared between 1 million and 100 million rounds.
 
@@ -22,6 +27,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -44,8 +50,39 @@ def simkit_command() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "simkit"]
 
 
-def run_child(args: list[str]) -> tuple[float, float]:
-    """Wall time and CPU time (user + system, s) of one child process."""
+KERNEL = """\
+import sys, time
+import numpy as np
+from simkit.engine import simulate
+from simkit.scenario import load_scenario
+scenario = load_scenario(sys.argv[1])
+seq = np.random.SeedSequence(1)
+simulate(scenario, 1000, seq, workers=1)  # numba's start-up and the cached kernels' load
+start = time.perf_counter()
+simulate(scenario, int(sys.argv[2]), seq, workers=1)
+print(time.perf_counter() - start)
+"""
+
+
+def kernel_time(path: Path, rounds: int) -> float:
+    """Seconds ``engine.simulate`` takes for ``rounds`` rounds on one worker in a fresh
+    process once its kernels are loaded: the kernels, chunking and merging of sums."""
+    out = subprocess.run(
+        [sys.executable, "-c", KERNEL, str(path), str(rounds)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(out.stdout.strip())
+
+
+SIMULATION = re.compile(r"rounds, seed \S+, ([0-9.]+) s \(")  # simkit run's summary line
+
+
+def run_child(args: list[str]) -> tuple[float, float, float]:
+    """Wall time, CPU time (user + system, s) and, for ``simkit run``, the simulation
+    time it reports (the kernels and the merging of chunks: no start-up, no output) of
+    one child process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(args, capture_output=True, text=True)
@@ -54,7 +91,8 @@ def run_child(args: list[str]) -> tuple[float, float]:
     if proc.returncode != 0:
         raise SystemExit(f"benchmark run failed: {' '.join(args)}\n{proc.stderr}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+    found = SIMULATION.search(proc.stdout)
+    return wall, cpu, float(found.group(1)) if found else float("nan")
 
 
 def peak_rss(args: list[str]) -> float:
@@ -153,9 +191,13 @@ def main() -> None:
     print("wall = elapsed seconds; cpu = seconds of processor time (robust to a busy machine)")
     print("numpy = Generator.integers(..., dtype=np.int8) for the same dice, 10M per call")
     print(f"best of {args.repeat} runs each, simkit and numpy taking turns")
+    print("sim = the simulation time simkit run prints (no process start-up or output, but")
+    print("numba's start-up and the cached kernels' load, about 0.2 s, included)")
+    print("kernel = engine.simulate of the same rounds once its kernels are loaded")
+    print("x wall, x cpu, x sim, x kernel: simkit's time over numpy's")
     header = (
-        f"{'system':<11} {'simkit wall':>11} {'cpu':>6} {'rounds/s':>11} "
-        f"{'numpy wall':>10} {'cpu':>6} {'ratio wall':>10} {'ratio cpu':>9}"
+        f"{'system':<10} {'wall':>6} {'cpu':>6} {'sim':>6} {'kernel':>6} {'rounds/s':>11} "
+        f"{'numpy':>6} {'cpu':>6} {'x wall':>6} {'x cpu':>6} {'x sim':>6} {'x kernel':>8}"
     )
     print(header)
     print("-" * len(header))
@@ -168,18 +210,22 @@ def main() -> None:
         run_child([*cmd, "run", str(path), "--rounds", "1000", "--workers", "1"])
         # best of --repeat, simkit and numpy taking turns (a busy moment of a shared
         # machine then slows one attempt of each, not the ratio)
-        runs, dice = [], []
+        runs, dice, kernels = [], [], []
         for _ in range(args.repeat):
             runs.append(
                 run_child([*cmd, "run", str(path), "--rounds", str(args.rounds), "--workers", "1"])
             )
             dice.append(numpy_dice_time(args.rounds * dice_per_round, sides))
-        wall, cpu = min(w for w, _ in runs), min(c for _, c in runs)
+            kernels.append(kernel_time(path, args.rounds))
+        wall, cpu = min(r[0] for r in runs), min(r[1] for r in runs)
+        sim = min(r[2] for r in runs)
+        kernel = min(kernels)
         dice_wall, dice_cpu = min(w for w, _ in dice), min(c for _, c in dice)
         print(
-            f"{system:<11} {wall:>11.2f} {cpu:>6.2f} {args.rounds / wall:>11,.0f} "
-            f"{dice_wall:>10.3f} {dice_cpu:>6.3f} {wall / dice_wall:>10.1f} "
-            f"{cpu / dice_cpu:>9.1f}"
+            f"{system:<10} {wall:>6.2f} {cpu:>6.2f} {sim:>6.2f} {kernel:>6.2f} "
+            f"{args.rounds / wall:>11,.0f} {dice_wall:>6.3f} {dice_cpu:>6.3f} "
+            f"{wall / dice_wall:>6.1f} {cpu / dice_cpu:>6.1f} {sim / dice_wall:>6.1f} "
+            f"{kernel / dice_wall:>8.1f}"
         )
         if system == "readiness":
             one_wall = min(
