@@ -822,158 +822,157 @@ def _byte(words, second, b, pos):
 
 
 @njit(**JIT)
-def _lanes(key, r0, tab, words, second, lanes):
-    """Rounds r0 .. r0 + FAST_LANES - 1 (``P_LANES``): in row L_OK of ``lanes`` 1 where a
-    round could be played from its first sixteen byte draws, and then its outcome code
-    (L_CODE) as ``_run_histogram`` computes it from ``_play_round``'s rows.  Every inner
-    loop runs along the rounds over rows of ``lanes``."""
+def _lanes(key, first, tab, codes, words, second, lanes):
+    """``codes[k]``: the outcome code of round ``first + k`` as ``_run_histogram`` computes
+    it from ``_play_round``'s rows, or -1 where the round must be played (``codes.size``
+    a multiple of FAST_LANES).  FAST_LANES rounds at a time: row L_OK of ``lanes`` is 1
+    where a round could be played from its first sixteen byte draws, L_CODE its outcome;
+    every inner loop runs along the rounds over rows of ``lanes``.  Called apart from
+    ``_run_histogram``, which reads the codes, and written as one function: numba and
+    LLVM then compile this code once."""
     n = tab[T_PAR, P_N]
-    first_outputs(key, r0, words, second)
-    ok = lanes[L_OK]
-    pos = lanes[L_POS]
-    for b in range(FAST_LANES):
-        ok[b] = 1
-        pos[b] = 0
-    for i in range(n):  # P1: i's d10, the next byte below D10_LIMIT (one retry here)
-        keys = lanes[L_KEY + i]
-        totals = lanes[L_TOTAL + i]
-        per = tab[T_PER, i]
+    for r0 in range(first, first + codes.size, FAST_LANES):
+        first_outputs(key, r0, words, second)
+        ok = lanes[L_OK]
+        pos = lanes[L_POS]
         for b in range(FAST_LANES):
-            p = pos[b]
-            p += _byte(words, second, b, p) >= D10_LIMIT
-            x = _byte(words, second, b, p)
-            ok[b] &= x < D10_LIMIT
-            pos[b] = p + 1
-            totals[b] = x % D10 + 1 + per
-            keys[b] = (totals[b] << KEY_SHIFT) | per
-    for i in range(n):  # the acting position: descending key, then scenario order
-        place = lanes[L_PLACE + i]
-        tied = lanes[L_TIED + i]
-        shared = lanes[L_SLOT + i]  # (here: how many others have its key)
-        ki = lanes[L_KEY + i]
-        for b in range(FAST_LANES):
-            place[b] = 0
-            tied[b] = 0
-            shared[b] = 0
-        for j in range(n):
-            if j != i:
-                kj = lanes[L_KEY + j]
-                for b in range(FAST_LANES):
-                    place[b] += (kj[b] > ki[b]) | ((kj[b] == ki[b]) & (j < i))
-                    tied[b] |= (kj[b] == ki[b]) & (j > i)
-                    shared[b] += kj[b] == ki[b]
-        for b in range(FAST_LANES):
-            ok[b] &= shared[b] <= 1  # no three tied
-    if tab[T_PAR, P_TIE] != TIE_SIMULTANEOUS:  # a fair order of each tied pair: below(2),
-        at = lanes[L_AT]  # one byte each, the pairs first to last (by key)
-        for a in range(n):
-            ka = lanes[L_KEY + a]
-            for b in range(FAST_LANES):
-                at[b] = pos[b]
-            for d in range(n):  # a pair ahead of a's: led by d, with a higher key
-                kd = lanes[L_KEY + d]
-                tied_d = lanes[L_TIED + d]
-                for b in range(FAST_LANES):
-                    at[b] += tied_d[b] & (kd[b] > ka[b])
-            place_a = lanes[L_PLACE + a]
-            for c in range(a + 1, n):
-                kc = lanes[L_KEY + c]
-                place_c = lanes[L_PLACE + c]
-                for b in range(FAST_LANES):
-                    x = _byte(words, second, b, at[b] & (LANE_BYTES - 1))
-                    pair = ka[b] == kc[b]
-                    swap = pair & (x & 1)  # below(2) = 1: the later one acts first
-                    ok[b] &= (at[b] < LANE_BYTES) | (not pair)
-                    place_a[b] += swap
-                    place_c[b] -= swap
-        for a in range(n):  # the bytes of every tied pair
-            tied_a = lanes[L_TIED + a]
-            for b in range(FAST_LANES):
-                pos[b] += tied_a[b]
-        for i in range(n):  # one slot each
-            slot = lanes[L_SLOT + i]
-            place = lanes[L_PLACE + i]
-            for b in range(FAST_LANES):
-                slot[b] = place[b]
-    else:  # tied combatants share a slot: the position of the first of them
-        for i in range(n):
-            slot = lanes[L_SLOT + i]
-            place = lanes[L_PLACE + i]
-            ki = lanes[L_KEY + i]
-            for b in range(FAST_LANES):
-                slot[b] = place[b]
-            for j in range(i):  # a tied pair's later member: the slot of the earlier one
-                kj = lanes[L_KEY + j]
-                for b in range(FAST_LANES):
-                    slot[b] -= kj[b] == ki[b]
-            for j in range(n):  # and one slot less for each tied pair ahead of it
-                kj = lanes[L_KEY + j]
-                tied_j = lanes[L_TIED + j]
-                for b in range(FAST_LANES):
-                    slot[b] -= tied_j[b] & (kj[b] > ki[b])
-    # P3: the bit of position p is set where p's information value differs from the next's
-    breaks = lanes[L_BREAKS]
-    value = L_TOTAL if tab[T_PAR, P_INFO] == INFORMATION_STRICT else L_SLOT
-    for b in range(FAST_LANES):
-        breaks[b] = (1 << (n - 1)) - 1
-    for i in range(n):
-        place_i = lanes[L_PLACE + i]
-        value_i = lanes[value + i]
-        for j in range(n):
-            if j != i:
-                place_j = lanes[L_PLACE + j]
-                value_j = lanes[value + j]
-                for b in range(FAST_LANES):
-                    same = (place_j[b] == place_i[b] + 1) & (value_i[b] == value_j[b])
-                    breaks[b] &= ~(np.int64(same) << (place_i[b] & 63))
-    code = lanes[L_CODE]
-    for b in range(FAST_LANES):
-        code[b] = breaks[b] << (CODE_BITS * n)
-    for i in range(n):  # P4: targets in scenario order, a byte for a list of several
-        share = tab[T_SHARE, i]
-        count = tab[T_TCOUNT, i]
-        choice = 1 if share == SHARE_ALWAYS else 0
-        slot = lanes[L_SLOT + i]
-        for b in range(FAST_LANES):
-            code[b] += (slot[b] | (choice << CODE_SLOT_BITS)) << (CODE_BITS * i)
-        if share == SHARE_ALWAYS and count > 1:
-            limit = BELOW_LIMIT[count]
-            reciprocal = BELOW_RECIPROCAL[count]
+            ok[b] = 1
+            pos[b] = 0
+        for i in range(n):  # P1: i's d10, the next byte below D10_LIMIT (one retry here)
+            keys = lanes[L_KEY + i]
+            totals = lanes[L_TOTAL + i]
+            per = tab[T_PER, i]
             for b in range(FAST_LANES):
                 p = pos[b]
-                x = _byte(words, second, b, p & (LANE_BYTES - 1))
-                ok[b] &= (p < LANE_BYTES) & (x < limit)
-                k = x - ((x * reciprocal) >> 32) * count
-                code[b] += k << (CODE_BITS * i + CODE_SLOT_BITS)
+                p += _byte(words, second, b, p) >= D10_LIMIT
+                x = _byte(words, second, b, p)
+                ok[b] &= x < D10_LIMIT
                 pos[b] = p + 1
+                totals[b] = x % D10 + 1 + per
+                keys[b] = (totals[b] << KEY_SHIFT) | per
+        for i in range(n):  # the acting position: descending key, then scenario order
+            place = lanes[L_PLACE + i]
+            tied = lanes[L_TIED + i]
+            shared = lanes[L_SLOT + i]  # (here: how many others have its key)
+            ki = lanes[L_KEY + i]
+            for b in range(FAST_LANES):
+                place[b] = 0
+                tied[b] = 0
+                shared[b] = 0
+            for j in range(n):
+                if j != i:
+                    kj = lanes[L_KEY + j]
+                    for b in range(FAST_LANES):
+                        place[b] += (kj[b] > ki[b]) | ((kj[b] == ki[b]) & (j < i))
+                        tied[b] |= (kj[b] == ki[b]) & (j > i)
+                        shared[b] += kj[b] == ki[b]
+            for b in range(FAST_LANES):
+                ok[b] &= shared[b] <= 1  # no three tied
+        if tab[T_PAR, P_TIE] != TIE_SIMULTANEOUS:  # a fair order of each tied pair: below(2),
+            at = lanes[L_AT]  # one byte each, the pairs first to last (by key)
+            for a in range(n):
+                ka = lanes[L_KEY + a]
+                for b in range(FAST_LANES):
+                    at[b] = pos[b]
+                for d in range(n):  # a pair ahead of a's: led by d, with a higher key
+                    kd = lanes[L_KEY + d]
+                    tied_d = lanes[L_TIED + d]
+                    for b in range(FAST_LANES):
+                        at[b] += tied_d[b] & (kd[b] > ka[b])
+                place_a = lanes[L_PLACE + a]
+                for c in range(a + 1, n):
+                    kc = lanes[L_KEY + c]
+                    place_c = lanes[L_PLACE + c]
+                    for b in range(FAST_LANES):
+                        x = _byte(words, second, b, at[b] & (LANE_BYTES - 1))
+                        pair = ka[b] == kc[b]
+                        swap = pair & (x & 1)  # below(2) = 1: the later one acts first
+                        ok[b] &= (at[b] < LANE_BYTES) | (not pair)
+                        place_a[b] += swap
+                        place_c[b] -= swap
+            for a in range(n):  # the bytes of every tied pair
+                tied_a = lanes[L_TIED + a]
+                for b in range(FAST_LANES):
+                    pos[b] += tied_a[b]
+            for i in range(n):  # one slot each
+                slot = lanes[L_SLOT + i]
+                place = lanes[L_PLACE + i]
+                for b in range(FAST_LANES):
+                    slot[b] = place[b]
+        else:  # tied combatants share a slot: the position of the first of them
+            for i in range(n):
+                slot = lanes[L_SLOT + i]
+                place = lanes[L_PLACE + i]
+                ki = lanes[L_KEY + i]
+                for b in range(FAST_LANES):
+                    slot[b] = place[b]
+                for j in range(i):  # a tied pair's later member: the slot of the earlier one
+                    kj = lanes[L_KEY + j]
+                    for b in range(FAST_LANES):
+                        slot[b] -= kj[b] == ki[b]
+                for j in range(n):  # and one slot less for each tied pair ahead of it
+                    kj = lanes[L_KEY + j]
+                    tied_j = lanes[L_TIED + j]
+                    for b in range(FAST_LANES):
+                        slot[b] -= tied_j[b] & (kj[b] > ki[b])
+        # P3: the bit of position p is set where p's information value differs from the next's
+        breaks = lanes[L_BREAKS]
+        value = L_TOTAL if tab[T_PAR, P_INFO] == INFORMATION_STRICT else L_SLOT
+        for b in range(FAST_LANES):
+            breaks[b] = (1 << (n - 1)) - 1
+        for i in range(n):
+            place_i = lanes[L_PLACE + i]
+            value_i = lanes[value + i]
+            for j in range(n):
+                if j != i:
+                    place_j = lanes[L_PLACE + j]
+                    value_j = lanes[value + j]
+                    for b in range(FAST_LANES):
+                        same = (place_j[b] == place_i[b] + 1) & (value_i[b] == value_j[b])
+                        breaks[b] &= ~(np.int64(same) << (place_i[b] & 63))
+        code = lanes[L_CODE]
+        for b in range(FAST_LANES):
+            code[b] = breaks[b] << (CODE_BITS * n)
+        for i in range(n):  # P4: targets in scenario order, a byte for a list of several
+            share = tab[T_SHARE, i]
+            count = tab[T_TCOUNT, i]
+            choice = 1 if share == SHARE_ALWAYS else 0
+            slot = lanes[L_SLOT + i]
+            for b in range(FAST_LANES):
+                code[b] += (slot[b] | (choice << CODE_SLOT_BITS)) << (CODE_BITS * i)
+            if share == SHARE_ALWAYS and count > 1:
+                limit = BELOW_LIMIT[count]
+                reciprocal = BELOW_RECIPROCAL[count]
+                for b in range(FAST_LANES):
+                    p = pos[b]
+                    x = _byte(words, second, b, p & (LANE_BYTES - 1))
+                    ok[b] &= (p < LANE_BYTES) & (x < limit)
+                    k = x - ((x * reciprocal) >> 32) * count
+                    code[b] += k << (CODE_BITS * i + CODE_SLOT_BITS)
+                    pos[b] = p + 1
+        for b in range(FAST_LANES):
+            codes[r0 - first + b] = lanes[L_CODE, b] if lanes[L_OK, b] != 0 else -1
 
 
 @njit(**JIT)
 def _run_histogram(
-    key, first, n_rounds, tab, src, dst, op, table, y, s1, s2, sl, sx, pa, pb, tot, st,
+    key, first, n_rounds, tab, src, dst, op, table, y, s1, s2, sl, sx, pa, pb, tot, st, codes,
 ):  # fmt: skip
     """Play rounds ``first ..`` of the chunk with key ``key`` (at most ``HIST_MAX_N``
     combatants); count each distinct outcome once (module docstring).  ``table``: a hash
-    table of (outcome, rounds) pairs, open addressing."""
+    table of (outcome, rounds) pairs, open addressing.  ``codes``: the outcomes of the
+    first ``codes.size`` rounds from the lanes (``_lanes``; -1: play the round)."""
     key = unmanaged(key)
     tab = unmanaged(tab)
     table = unmanaged(table)
     st = unmanaged(st)
+    codes = unmanaged(codes)
     n = tab[T_PAR, P_N]
     used = 0
-    words = np.empty(FAST_LANES, np.uint64)
-    second = np.empty(FAST_LANES, np.uint64)
-    lanes = np.zeros((L_ROWS, FAST_LANES), np.int64)
-    end = first + n_rounds
-    r = first
-    b = FAST_LANES  # the lane of round r (FAST_LANES: no lanes played for it)
-    while r < end:
-        if tab[T_PAR, P_LANES] != 0 and b == FAST_LANES and end - r >= FAST_LANES:
-            _lanes(key, r, tab, words, second, lanes)
-            b = 0
-        if b < FAST_LANES and lanes[L_OK, b] != 0:
-            code = lanes[L_CODE, b]
-        else:
+    for r in range(first, first + n_rounds):
+        k = r - first
+        code = codes[k] if k < codes.size else -1
+        if code < 0:
             round_start_lazy(st, key, r)
             _play_round(st, tab)
             # the outcome: every slot, every target and where P3's information runs break
@@ -984,8 +983,6 @@ def _run_histogram(
                 code |= field << (CODE_BITS * i)
             for p in range(n - 1):
                 code |= (tab[T_RUN_END, p] == p + 1) << (CODE_BITS * n + p)
-        r += 1
-        b += b < FAST_LANES
         h = ((code * HASH_MULTIPLIER) >> HASH_SHIFT) & HASH_MASK
         while table[2 * h] != code and table[2 * h] != HASH_EMPTY:
             h = (h + 1) & HASH_MASK
@@ -1058,8 +1055,14 @@ def run_chunk(
     if histogram:
         table = np.zeros(2 * HASH_CAPACITY, np.int64)
         table[::2] = HASH_EMPTY
+        side_by_side = n_rounds // FAST_LANES * FAST_LANES if tab[T_PAR, P_LANES] else 0
+        codes = np.empty(side_by_side, np.int64)
+        if side_by_side:
+            lanes = np.zeros((L_ROWS, FAST_LANES), np.int64)
+            words = np.zeros((2, FAST_LANES), np.uint64)
+            _lanes(key4, first, tab, codes, words[0], words[1], lanes)
         _run_histogram(key4, first, n_rounds, tab, src, dst, op, table, y, sums.s1, sums.s2,
-                       sums.sl, sums.sx, pa, pb, sums.tot, st)  # fmt: skip
+                       sums.sl, sums.sx, pa, pb, sums.tot, st, codes)  # fmt: skip
         return
     n = lay.n
     stride = -(-n // BYTE_BLOCK) * BYTE_BLOCK  # acts_before rows, padded (_run_general)

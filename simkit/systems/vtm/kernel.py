@@ -6,8 +6,9 @@ a plan of how its counts are summed; ``run_chunk`` plays rounds and adds their s
 and returns every round's complete row, its events and the stream state it left
 behind.  One shortcut: rounds of the simplest scenarios (one action each, no delay or
 abort) are played side by side by ``_lanes`` for ``run_chunk`` (section "lanes"), held
-equal to the rules' code by the tests.  The plain-Python twin ``tests/twins/vtm.py`` is the specification: every
-count, every draw and every event of a round agree with it (tests/test_contract.py).
+equal to the rules' code by the tests.  The plain-Python twin ``tests/twins/vtm.py`` is
+the specification: every count, every draw and every event of a round agree with it
+(tests/test_contract.py).
 Cases the rules leave open are decided in docs/rules-decisions.md (section vtm).
 
 A round
