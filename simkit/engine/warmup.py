@@ -3,8 +3,9 @@
 ``make install`` runs it, so the first ``simkit run`` after installing starts at once;
 run it on every Dask worker machine too.  Each system names the small scenarios that
 reach every path of its kernels (``System.warmup_scenarios``; the benchmark scenario
-by default); each is played for a few rounds, in batches from a later round, and
-traced, which compiles (or loads) every specialisation a user can reach.
+by default); each is played for ``WARM_ROUNDS`` rounds (enough for the paths that play
+many rounds side by side), in batches from a later round, and traced, which compiles
+(or loads) every specialisation a user can reach (tests/test_warmup.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from simkit.engine.core import prepare, simulate
 from simkit.scenario import scenario_from_dict
 from simkit.systems.stream import chunk_state
 
+WARM_ROUNDS = 4096
+
 
 def warmup_documents(system: Any) -> list[dict[str, Any]]:
     documents = getattr(system, "warmup_scenarios", None)
@@ -32,7 +35,7 @@ def warm_system(system: Any) -> int:
     for k, doc in enumerate(docs):
         scenario = scenario_from_dict(doc, source=f"<warmup {system.name} {k}>")
         seq = np.random.SeedSequence(k)
-        simulate(scenario, 64, seq, workers=1)
+        simulate(scenario, WARM_ROUNDS, seq, workers=1)
         simulate(scenario, 64, seq, batch_rounds=16)
         job = prepare(scenario)
         system.trace(job.compiled, chunk_state(seq, 0), 2)
