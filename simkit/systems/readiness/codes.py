@@ -206,8 +206,9 @@ FACE_BITS = np.int64(3)  # a face 1..6 in a roll event
     P_FIXED,  # 1: trace(dice=...) fixes its R1 faces
     P_FIXED_POOL,  # the fixed faces as a pool
     P_FIXED_FACES,  # the fixed faces in the given order, FACE_BITS each (roll event)
-) = _fields(15)
-N_P = 15
+    P_TARGET_MASK,  # target count - 1 if a power of two >= 2 (a one-byte draw), else -1
+) = _fields(16)
+N_P = 16
 
 (
     W_POOL,  # unspent dice: the count of face f in bits 8(f-1)..8f-1

@@ -93,6 +93,7 @@ from simkit.systems.readiness.codes import (
     P_DICE,
     P_FIXED,
     P_FIXED_FACES,
+    P_TARGET_MASK,
     P_FIXED_POOL,
     P_GUARD,
     P_HASTY_LIMIT,
@@ -192,6 +193,8 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         listed = scenario.targets(i)
         params[P_TARGET_START, i] = len(targets)
         params[P_TARGET_COUNT, i] = len(listed)
+        m = len(listed)
+        params[P_TARGET_MASK, i] = m - 1 if m >= 2 and m & (m - 1) == 0 else -1
         targets.extend(listed)
     guards: list[int] = []
     header = np.zeros(2 * len(sides), dtype=np.int64)

@@ -133,6 +133,7 @@ from simkit.systems.readiness.codes import (
     P_DICE,
     P_FIXED,
     P_FIXED_FACES,
+    P_TARGET_MASK,
     P_FIXED_POOL,
     P_GUARD,
     P_HASTY_LIMIT,
@@ -166,7 +167,7 @@ from simkit.systems.readiness.codes import (
     W_RELEASE_EVENT,
     W_STATE,
 )
-from simkit.systems.stream import below, chance, roll
+from simkit.systems.stream import below, chance, next_byte, roll
 from simkit.systems.support import JIT, JIT_DISABLED, leading_zeros
 
 # Compile time and speed.  Every jitted function costs a full numba pipeline (about
@@ -214,7 +215,7 @@ ONE = np.int64(1)
 ON_TURN = np.bool_(False)  # act(): an action on its turn
 ON_RELEASE = np.bool_(True)  # act(): the action declared on release (R5)
 RANK_BY_COUNTING = 16  # up to this many combatants, T2 ranks by counting (n^2, no branch)
-OUTCOME_COUNTS = np.array([UNDEFENDED, DEFENDED, HASTY_ONLY], dtype=np.int64)
+assert DEFENDED == UNDEFENDED + 1 and HASTY_ONLY == UNDEFENDED + 2
 
 
 # --------------------------------------------------------------------------- pools
@@ -299,8 +300,9 @@ def event(EV, G, kind, actor, other, a, b, c):
 def key_of(pool, rank):
     """R3 key of a pool: (highest die v, T1 count of v, T2 rank of the round's full pool)
     packed so that a higher key wins; -1 for an empty pool."""
-    v = top(pool)
-    key = (v << KEY_V) | (face_count(pool, max(v, 1)) << KEY_COUNT) | (rank << KEY_RANK)
+    lz = leading_zeros(pool)
+    count = (pool >> ((63 - lz) & 56)) & FIELD_MASK
+    key = (((71 - lz) >> 3) << KEY_V) | (count << KEY_COUNT) | (rank << KEY_RANK)
     return key if pool != 0 else NOBODY
 
 
@@ -360,15 +362,15 @@ def pick(st, KT, CT, s):
         first = k if up else first
         best = x if up else best
     if best < 0:
-        return NOBODY
+        return NOBODY, best
     j = first
     if ties == 1:  # down to the leftmost leaf with the best key
         for level in range(top_level - 1, -1, -1):
             base = j << GROUP_BITS
             for k in range(GROUP - 1, -1, -1):
                 j = base + k if KT[s, level, base + k] == best else j
-        return j
-    return pick_tied(st, KT, CT, s, best, ties)
+        return j, best
+    return pick_tied(st, KT, CT, s, best, ties), best
 
 
 @njit(**COLD)
@@ -405,13 +407,14 @@ def leave_r3(W, KT, CT, i):
 
 
 @njit(**HELPER)
-def spend(P, W, G, KT, CT, i, do, holds):
-    """If ``do`` (0 or 1): i spends its highest unspent die (R4, R5, R7).  Returns the
-    die's value.  No branch on the dice: a combatant in R3 gets the key of what is left
-    (the same key when ``do`` is 0).  ``holds``: the player's ``may_hold`` (False: nobody
-    ever leaves R3 and nothing asks for the dice left)."""
+def spend(P, W, G, KT, CT, i, v, do, holds):
+    """If ``do`` (0 or 1): i spends its highest unspent die ``v`` (R4, R5, R7; ``top`` of
+    its pool, which the caller knows: the actor's from its R3 key, so the spend need not
+    wait for the pool to find it).  Returns ``v``.  No branch on the dice: a combatant in
+    R3 gets the key of what is left (the same key when ``do`` is 0).  ``holds``: the
+    player's ``may_hold`` (False: nobody ever leaves R3 and nothing asks for the dice
+    left)."""
     pool = W[i, W_POOL]
-    v = top(pool)
     rest = pool - do * one_die(max(v, 1))
     W[i, W_POOL] = rest
     if holds and G[G_MAY_HOLD] != 0:  # dice left per side: only R5 asks
@@ -509,7 +512,7 @@ def next_released(st, P, W, G, KT, CT, EV, log):
                     W[i, W_STATE] = H_NORMAL
                     G[G_RELEASED] -= 1
             continue
-        d = pick(st, KT, CT, SCRATCH_SET)
+        d, _ = pick(st, KT, CT, SCRATCH_SET)
         for i in range(n):
             released = W[i, W_STATE] == H_RELEASED and W[i, W_RELEASE_EVENT] == first
             if released and W[i, W_POOL] != 0:
@@ -558,13 +561,14 @@ def round_player(log, may_hold):
         # ---- R1, R2, T2 and R3
         if log and no_hold:
             event(EV, G, EV_NO_HOLD, NOBODY, NOBODY, ZERO, ZERO, ZERO)
-        for k in range(2 * G[G_SIDES]):
-            G[G_SIDE_DICE + k] = 0
         G[G_STEP] = 0
-        G[G_DICE_LEFT] = 0
-        G[G_HOLDING] = 0
-        G[G_WAITING_FOR_ENEMY] = 0
-        G[G_RELEASED] = 0
+        if may_hold:  # what only R5 asks for (a player without holds keeps none of it)
+            for k in range(2 * G[G_SIDES]):
+                G[G_SIDE_DICE + k] = 0
+            G[G_DICE_LEFT] = 0
+            G[G_HOLDING] = 0
+            G[G_WAITING_FOR_ENEMY] = 0
+            G[G_RELEASED] = 0
         # R1: every combatant's dice, in scenario order
         for i in range(n):
             pool = ZERO
@@ -587,17 +591,18 @@ def round_player(log, may_hold):
                 W[i, W_POOL] = ready
                 if log:
                     event(EV, G, EV_PREP, i, NOBODY, pool, ready, ZERO)
-            left = dice_in(W[i, W_POOL])
-            G[G_DICE_LEFT] += left
-            G[G_SIDE_DICE + P[i, P_SIDE]] += left
-            holds = may_hold and P[i, P_HOLD] != HOLD_NEVER and not no_hold
-            W[i, W_STATE] = H_FRESH if holds else H_NORMAL
-            W[i, W_HELD] = 0
-            W[i, W_RELEASE_EVENT] = NO_STEP
             W[i, W_ATTACKED] = 0
             W[i, W_FIRST] = NO_STEP
             W[i, W_ACTS] = 0
-            W[i, W_LOWEST] = NO_STEP
+            if may_hold:  # R5's state: dice left per side, hold states, held dice
+                left = dice_in(W[i, W_POOL])
+                G[G_DICE_LEFT] += left
+                G[G_SIDE_DICE + P[i, P_SIDE]] += left
+                holds = P[i, P_HOLD] != HOLD_NEVER and not no_hold
+                W[i, W_STATE] = H_FRESH if holds else H_NORMAL
+                W[i, W_HELD] = 0
+                W[i, W_RELEASE_EVENT] = NO_STEP
+                W[i, W_LOWEST] = NO_STEP
         # T2: the rank of each full pool among the round's pools (how many are lower; pool
         # integers compare as the sorted dice do, a die beating no die); everyone joins R3
         if n <= RANK_BY_COUNTING:
@@ -611,7 +616,8 @@ def round_player(log, may_hold):
             rank_by_sorting(W)
         for i in range(n):
             KT[R3_SET, 0, i] = key_of(W[i, W_POOL], W[i, W_RANK])
-            W[i, W_IN_R3] = 1
+            if may_hold:  # without holds everyone stays in R3 (spend does not ask)
+                W[i, W_IN_R3] = 1
         rebuild(KT, CT, R3_SET)
         # ---- turns (R3), until R9
         while True:
@@ -626,11 +632,11 @@ def round_player(log, may_hold):
                         join_r3(W, KT, CT, h)
                         if log:
                             event(EV, G, EV_RELEASE, h, NOBODY, RELEASE_OPPONENTS_OUT, ZERO, ZERO)
-            c = pick(st, KT, CT, R3_SET)  # R3
+            c, key = pick(st, KT, CT, R3_SET)  # R3
             if c == NOBODY:
                 break  # R9: no unspent dice, or only holders nothing can release
             c = non_negative(c)
-            v = top(W[c, W_POOL])
+            v = key >> KEY_V  # its initiative: top(W[c, W_POOL]), from its R3 key
             if log:
                 event(EV, G, EV_TURN, c, NOBODY, v, ZERO, ZERO)
             if may_hold and W[c, W_STATE] == H_FRESH:
@@ -656,9 +662,10 @@ def round_player(log, may_hold):
             # every die of value v, one action each (R3/R6); then released until_enemy_acts
             # holders declare one action each (R5)
             on_release = ON_TURN
+            a = v  # the die of c's next action: its top
             while True:
                 # ---- R4: c spends its highest die a on one action
-                a = spend(P, W, G, KT, CT, c, ONE, may_hold)
+                spend(P, W, G, KT, CT, c, a, ONE, may_hold)
                 by_holder = on_release
                 if may_hold and W[c, W_HELD] != 0 and G[G_HOLDER_ACTIONS] == HOLDER_HELD_DICE:
                     for j in range(n):
@@ -680,7 +687,12 @@ def round_player(log, may_hold):
                     event(EV, G, EV_ACT, c, NOBODY, a, np.int64(by_holder), ZERO)
                 share = P[c, P_SHARE]
                 if share == SHARE_ALWAYS or (share != SHARE_NEVER and chance(st, share)):
-                    d = non_negative(T[P[c, P_TARGET_START] + below(st, P[c, P_TARGET_COUNT])])
+                    # below(count); for a power of two count = mask + 1 (>= 2) the same draw
+                    # is one byte & mask (every byte is below its limit 256), without
+                    # below's two multiplications on the way to the target
+                    mask = P[c, P_TARGET_MASK]
+                    r = next_byte(st) & mask if mask >= 0 else below(st, P[c, P_TARGET_COUNT])
+                    d = non_negative(T[non_negative(P[c, P_TARGET_START] + r)])
                     Y[CS[c, ATTACKS_MADE] + col] += 1
                     Y[CS[d, ATTACKS_RECEIVED] + col] += 1
                     early = (W[d, W_ATTACKED] == 0) & (W[d, W_FIRST] == NO_STEP)
@@ -710,7 +722,7 @@ def round_player(log, may_hold):
                                 break
                     # R7: the responses, D first
                     own = np.int64(normal | hasty)
-                    spend(P, W, G, KT, CT, d, own, may_hold)
+                    spend(P, W, G, KT, CT, d, die, own, may_hold)
                     scale = (a - die) * np.int64(hasty)
                     Y[CS[d, DEFENSES] + col] += own
                     # a hasty defense of scale k (1 .. 5) counts once, in row hasty_ge.k; the
@@ -728,7 +740,7 @@ def round_player(log, may_hold):
                             or (P[g, P_GUARD] == GUARD_ALWAYS and can_answer(P, W, g, a, by_holder))
                         ):
                             # a guard is never hasty
-                            used = spend(P, W, G, KT, CT, g, ONE, may_hold)
+                            used = spend(P, W, G, KT, CT, g, top(W[g, W_POOL]), ONE, may_hold)
                             Y[CS[g, DEFENSES] + col] += 1
                             Y[CS[g, GUARD_DEFENSES] + col] += 1
                             answered += 1
@@ -736,7 +748,7 @@ def round_player(log, may_hold):
                                 event(EV, G, EV_RESPONSE, g, d, used, RESPONSE_GUARD, ZERO)
                     # the attack's outcome: exactly one of undefended, defended, hasty_only
                     outcome = 1 if answered > 0 else (2 if hasty else 0)
-                    Y[CS[d, OUTCOME_COUNTS[outcome]] + col] += 1
+                    Y[CS[d, UNDEFENDED + outcome] + col] += 1
                     if log and answered == 0 and not hasty:
                         event(EV, G, EV_UNANSWERED, d, NOBODY, ZERO, ZERO, ZERO)
                     # R5 until_attacked: it has answered (or could not); from now on it
@@ -773,7 +785,7 @@ def round_player(log, may_hold):
                     and W[c, W_POOL] != 0
                     and top(W[c, W_POOL]) == v
                 ):
-                    continue
+                    continue  # its next die is v again: a stays v
                 if not may_hold:
                     break
                 if G[G_RELEASED] == 0:
@@ -782,6 +794,7 @@ def round_player(log, may_hold):
                 if c == NOBODY:
                     break
                 on_release = ON_RELEASE
+                a = top(W[c, W_POOL])
 
         # held dice expire (R5; without a hold policy every die is spent by R9)
         if may_hold:
