@@ -93,7 +93,6 @@ from simkit.systems.readiness.codes import (
     P_DICE,
     P_FIXED,
     P_FIXED_FACES,
-    P_TARGET_MASK,
     P_FIXED_POOL,
     P_GUARD,
     P_HASTY_LIMIT,
@@ -102,6 +101,7 @@ from simkit.systems.readiness.codes import (
     P_SIDE,
     P_SURPRISED,
     P_TARGET_COUNT,
+    P_TARGET_MASK,
     P_TARGET_START,
     P_WOUND,
     PREP_CODES,
@@ -194,7 +194,7 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         params[P_TARGET_START, i] = len(targets)
         params[P_TARGET_COUNT, i] = len(listed)
         m = len(listed)
-        params[P_TARGET_MASK, i] = m - 1 if m >= 2 and m & (m - 1) == 0 else -1
+        params[P_TARGET_MASK, i] = m - 1 if 2 <= m <= 256 and m & (m - 1) == 0 else -1
         targets.extend(listed)
     guards: list[int] = []
     header = np.zeros(2 * len(sides), dtype=np.int64)
