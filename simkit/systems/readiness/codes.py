@@ -217,12 +217,11 @@ N_P = 16
     W_RELEASE_EVENT,  # the action that released it (until_enemy_acts)
     W_ATTACKED,  # 1 once attacked this round
     W_FIRST,  # step of its first action, NO_STEP if none yet
-    W_ACTS,  # own actions this round
     W_LOWEST,  # lowest initiative of its own actions this round (R5 held dice)
     W_RANK,  # T2: how many full pools of the round are lower than its own
     W_IN_R3,  # 1 while it may take turns (R3): not holding (its key is -1 without dice)
-) = tuple(N_P + k for k in _fields(10))
-N_W = 10
+) = tuple(N_P + k for k in _fields(9))
+N_W = 9
 # The row length: the N_P + N_W fields padded to a power of two, so that a row's address
 # is a shift of its index (kernel.py's drivers: ``with_columns``), not a multiply.
 N_FIELDS = 32

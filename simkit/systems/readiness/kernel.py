@@ -57,11 +57,13 @@ from simkit.systems.base import EVENT_WIDTH, code_of, share_code
 from simkit.systems.readiness import codes, schema
 from simkit.systems.readiness.codes import (
     ACTIONS,
+    ATTACKS_RECEIVED,
     COUNT_COLUMNS,
     COUNTS,
     DEFEND_ALWAYS,
     DEFEND_CODES,
     DEFEND_HASTY_UP_TO,
+    DEFENDED,
     FACE_BITS,
     G_EVENTS,
     G_HOLDER_ACTIONS,
@@ -79,6 +81,7 @@ from simkit.systems.readiness.codes import (
     GUARD_NEVER,
     HASTY_DEFENSES,
     HASTY_GE_1,
+    HASTY_ONLY,
     HASTY_SCALE_TOTAL,
     HIGHEST_SCALE,
     HOLD_CODES,
@@ -87,6 +90,7 @@ from simkit.systems.readiness.codes import (
     N_FIELDS,
     N_P,
     NEVER_HASTY,
+    NO_ACTION,
     ORDER_CODES,
     P_ADVANTAGE,
     P_DEFEND,
@@ -111,6 +115,7 @@ from simkit.systems.readiness.codes import (
     SECONDARY_WOUND,
     SIDES,
     STALEMATE,
+    UNDEFENDED,
 )
 from simkit.systems.readiness.rules import COLD, FIELD, round_player
 from simkit.systems.stream import STATE_WORDS, canonical_state, round_start
@@ -119,6 +124,7 @@ from simkit.systems.support import JIT, unmanaged, with_columns
 HASTY_UP_TO = re.compile(schema.HASTY_UP_TO_PATTERN)
 BATCH_ENTRIES = 65536  # counts-array entries per batch (rows x cycles, int32): L1-sized
 MAX_BATCH = 128
+ONE_ROUND = np.ones(1, dtype=np.int64)  # a traced round: a cycle of its own
 # Flush rows computed from other data (pair slots outside the count rows).
 DERIVED_BEFORE, DERIVED_DIST = 0, 1
 
@@ -338,13 +344,29 @@ def _emission(layout: Layout, never: frozenset[str]):
 
 # --------------------------------------------------------------------------- emission
 @njit(**COLD)
-def hasty_rows(Y, CS, nb):
-    """The hasty counts of cycles 0 .. nb - 1 (``CS`` scaled to the counts array's
-    cycles per row) from what ``rules.play_round`` writes: each hasty defense of scale
-    k counted once in row hasty_ge.k.  hasty_ge.k becomes the sum of rows k .. 5 (the
-    defenses of scale >= k), hasty_defenses hasty_ge.1 and hasty_scale_total the sum
-    of hasty_ge.1 .. 5 (a defense of scale k is in k of them)."""
+def derived_rows(Y, CS, L, nb):
+    """The counts of cycles 0 .. nb - 1 (``CS`` scaled to the counts array's cycles per
+    row; ``L`` their rounds) that ``rules.play_round`` does not count one by one:
+
+    * attacks_received = undefended + defended + hasty_only (every attack has exactly
+      one outcome);
+    * no_action = 1 in a round without an action of its own: the stalemate round of a
+      two-round cycle (nobody acts), and the last round if its actions are 0;
+    * the hasty counts, from each hasty defense of scale k counted once in row
+      hasty_ge.k: hasty_ge.k becomes the sum of rows k .. 5 (the defenses of scale
+      >= k), hasty_defenses hasty_ge.1 and hasty_scale_total the sum of hasty_ge.1 .. 5
+      (a defense of scale k is in k of them)."""
     for i in range(CS.shape[0]):  # every loop along the cycles of one row
+        received = Y[CS[i, ATTACKS_RECEIVED] :]
+        undefended = Y[CS[i, UNDEFENDED] :]
+        defended = Y[CS[i, DEFENDED] :]
+        hasty_only = Y[CS[i, HASTY_ONLY] :]
+        for b in range(nb):
+            received[b] = undefended[b] + defended[b] + hasty_only[b]
+        no_action = Y[CS[i, NO_ACTION] :]
+        actions = Y[CS[i, ACTIONS] :]
+        for b in range(nb):
+            no_action[b] = (L[b] - 1) + (actions[b] == 0)
         total = Y[CS[i, HASTY_SCALE_TOTAL] :]
         above = Y[CS[i, HASTY_GE_1 + HIGHEST_SCALE - 1] :]
         for b in range(nb):
@@ -383,7 +405,7 @@ def flusher(always_single):
         s1, s2, sl, sx, tot, AB = sums
         n = CS.shape[0]
         ln = L[:nb]
-        hasty_rows(Y, CS, nb)
+        derived_rows(Y, CS, L, nb)
         single = True  # every cycle of the batch one round long
         if not always_single:
             for b in range(nb):
@@ -504,7 +526,7 @@ def round_row(Y, F, CS, dist_off, before_slots, scenario_slots, aggregation, row
     (Layout.aggregation); zero ``Y``."""
     n = CS.shape[0]
     k_counts = N_COUNTS  # CS rows are padded to COUNT_COLUMNS
-    hasty_rows(Y, CS, 1)
+    derived_rows(Y, CS, ONE_ROUND, 1)
     for m in range(row.size):
         row[m] = 0
     for i in range(n):

@@ -19,8 +19,10 @@ Arrays (fields named in ``codes.py``)
         when some combatant has a hold policy: only R5 asks for them).
 ``KT``, ``CT``  the R3 key trees (below).
 ``Y``   counts (int32): ``Y[CS[i, ACTIONS] + col] += 1``, except that a hasty defense of
-        scale k counts only in row ``hasty_ge.k`` (kernel.hasty_rows derives the rest of
-        the hasty counts from these rows); ``CS`` the layout's
+        scale k counts only in row ``hasty_ge.k``, and attacks_received and no_action
+        are not counted here: kernel.derived_rows derives them, and the rest of the
+        hasty counts, from the rows (attacks_received = undefended + defended +
+        hasty_only, #11's identity; no_action from actions); ``CS`` the layout's
         ``count_slots`` scaled to the kernel's batch (kernel.py: a row of ``Y`` per
         slot, a column per regeneration cycle), ``col`` the round's column; the
         scenario counts follow the count slots (``G_STALEMATE_ROW``).  Every count is
@@ -71,7 +73,6 @@ from simkit.systems.readiness.codes import (
     ACTIONS,
     ATTACKED_BEFORE_ACTING,
     ATTACKS_MADE,
-    ATTACKS_RECEIVED,
     DEFEND_NEVER,
     DEFENDED,
     DEFENSES,
@@ -124,7 +125,6 @@ from simkit.systems.readiness.codes import (
     KEY_COUNT,
     KEY_RANK,
     KEY_V,
-    NO_ACTION,
     NO_STEP,
     ON_EDGE,
     ORDER_CHAIN,
@@ -156,7 +156,6 @@ from simkit.systems.readiness.codes import (
     SCRATCH_SET,
     SIDES,
     UNDEFENDED,
-    W_ACTS,
     W_ATTACKED,
     W_FIRST,
     W_HELD,
@@ -593,7 +592,6 @@ def round_player(log, may_hold):
                     event(EV, G, EV_PREP, i, NOBODY, pool, ready, ZERO)
             W[i, W_ATTACKED] = 0
             W[i, W_FIRST] = NO_STEP
-            W[i, W_ACTS] = 0
             if may_hold:  # R5's state: dice left per side, hold states, held dice
                 left = dice_in(W[i, W_POOL])
                 G[G_DICE_LEFT] += left
@@ -671,7 +669,6 @@ def round_player(log, may_hold):
                     for j in range(n):
                         by_holder |= (j != c) & (W[j, W_LOWEST] < a)
                 step = G[G_STEP]
-                W[c, W_ACTS] += 1
                 Y[CS[c, ACTIONS] + col] += 1
                 if step == 0:  # the round's first action
                     Y[CS[c, FIRST_ACTION] + col] += 1
@@ -693,8 +690,7 @@ def round_player(log, may_hold):
                     mask = P[c, P_TARGET_MASK]
                     r = next_byte(st) & mask if mask >= 0 else below(st, P[c, P_TARGET_COUNT])
                     d = non_negative(T[non_negative(P[c, P_TARGET_START] + r)])
-                    Y[CS[c, ATTACKS_MADE] + col] += 1
-                    Y[CS[d, ATTACKS_RECEIVED] + col] += 1
+                    Y[CS[c, ATTACKS_MADE] + col] += 1  # (attacks_received: kernel.derived_rows)
                     early = (W[d, W_ATTACKED] == 0) & (W[d, W_FIRST] == NO_STEP)
                     Y[CS[d, ATTACKED_BEFORE_ACTING] + col] += np.int64(early)
                     W[d, W_ATTACKED] = 1
@@ -727,7 +723,7 @@ def round_player(log, may_hold):
                     Y[CS[d, DEFENSES] + col] += own
                     # a hasty defense of scale k (1 .. 5) counts once, in row hasty_ge.k; the
                     # drivers turn these rows into hasty_ge (sums of the rows above),
-                    # hasty_defenses and hasty_scale_total (kernel.hasty_rows): no branch here
+                    # hasty_defenses and hasty_scale_total (kernel.derived_rows): no branch here
                     Y[CS[d, HASTY_GE_1 + max(scale, ONE) - ONE] + col] += np.int64(hasty)
                     if log and own != 0:
                         kind = RESPONSE_SELF if normal else RESPONSE_HASTY
@@ -813,8 +809,7 @@ def round_player(log, may_hold):
                 Y[CS[i, EDGE_WOUND] + col] += P[i, P_WOUND]
             if log:
                 event(EV, G, EV_STALEMATE, NOBODY, NOBODY, ZERO, ZERO, ZERO)
-        for i in range(n):
-            Y[CS[i, NO_ACTION] + col] += 1 if W[i, W_ACTS] == 0 else 0
+        for i in range(n):  # (no_action: kernel.derived_rows, from actions)
             F[i, col] = W[i, W_FIRST]
         return stalemate
 
