@@ -4,6 +4,9 @@ Each system plays a 4-combatant, 2-side scenario with default policies (the same
 benchmarks/scenarios/), one worker and the requested workers taking turns, ``REPEAT``
 times each after a warm-up run that loads (or compiles) the kernels; the best of each
 counts (a single run of a fraction of a second is at the mercy of a busy machine).
+Without ``--rounds`` a system plays 16 whole chunks, doubled until one worker takes
+``MIN_SECONDS``: a fast kernel plays 16 chunks in a tenth of a second, where starting
+the workers and merging their sums would weigh on the speed-up.
 benchmarks/throughput.py measures the same from the command line, process start-up
 included.
 """
@@ -24,6 +27,7 @@ from simkit.scenario import Scenario, scenario_from_dict
 # workers then split 8 to 7.26 chunks, a ceiling of 1.91 x before anything else.)
 DEFAULT_ROUNDS = 16 * CHUNK_ROUNDS
 REPEAT = 5
+MIN_SECONDS = 0.5
 
 
 def bench_scenarios() -> dict[str, Scenario]:
@@ -42,25 +46,26 @@ def measure(scenario: Scenario, rounds: int, workers: int) -> float:
 
 
 def main(rounds: int | None = None, workers: int | None = None) -> int:
-    rounds = rounds or DEFAULT_ROUNDS
+    given = rounds
     workers = workers or default_workers()
-    print(
-        f"simkit bench: {rounds:,} rounds per measurement, best of {REPEAT}, "
-        "4 combatants on 2 sides"
-    )
-    header = f"{'system':<11} {'1 worker':>14}"
+    how = f"{given:,} rounds" if given else f"16 chunks or more (one worker >= {MIN_SECONDS} s)"
+    print(f"simkit bench: {how} per measurement, best of {REPEAT}, 4 combatants on 2 sides")
+    header = f"{'system':<11} {'rounds':>11} {'1 worker':>14}"
     if workers > 1:
         header += f" {f'{workers} workers':>14} {'speed-up':>9}"
     print(header)
     print("-" * len(header))
     for system, scenario in bench_scenarios().items():
         simulate(scenario, 1000, np.random.SeedSequence(0), workers=1)  # load the kernel
+        rounds = given or DEFAULT_ROUNDS
+        while not given and rounds / measure(scenario, rounds, 1) < MIN_SECONDS:
+            rounds *= 2
         one = many = 0.0
         for _ in range(REPEAT):  # one worker and many taking turns
             one = max(one, measure(scenario, rounds, 1))
             if workers > 1:
                 many = max(many, measure(scenario, rounds, workers))
-        line = f"{system:<11} {one:>12,.0f}/s"
+        line = f"{system:<11} {rounds:>11,} {one:>12,.0f}/s"
         if workers > 1:
             line += f" {many:>12,.0f}/s {many / one:>8.2f}x"
         print(line)
