@@ -226,6 +226,20 @@ def first_outputs(key, r0, out, second):
         second[b] = ((x << np.uint64(7)) | (x >> np.uint64(57))) * np.uint64(9)
 
 
+LANE_BYTES = 16  # the byte draws of a round that first_outputs gives
+
+
+@njit(**INNER, forceinline=True)
+def lane_byte(out, second, b, pos):
+    """Byte draw ``pos`` (0 .. LANE_BYTES - 1) of the round in lane b of
+    ``first_outputs``: both words shifted, then a select, so that a loop over the lanes
+    has no branch and vectorises."""
+    shift = np.uint64((8 * pos) & 63)
+    low = out[b] >> shift
+    high = second[b] >> shift
+    return np.int64((low if pos < 8 else high) & np.uint64(255))
+
+
 @njit(**JIT)
 def canonical_state(st):
     """The six-word state of the working array ``st`` (as if nothing were pending)."""

@@ -112,11 +112,13 @@ from simkit.systems.perception.schema import (
 from simkit.systems.stream import (
     BYTE_LIMIT,
     CANONICAL_WORDS,
+    LANE_BYTES,
     RECIPROCAL,
     STATE_WORDS,
     canonical_state,
     chance,
     first_outputs,
+    lane_byte,
     next_byte,
     roll,
     round_start_lazy,
@@ -800,8 +802,7 @@ def _empty_table(table, tab, src, dst, op, y, s1, s2, sl, sx, pa, pb, tot):
 # die rejecting two bytes in a row, three combatants tied, a rejected target byte) is
 # played by ``_play_round`` as usual.  tests/test_perception_kernel.py holds both equal.
 FAST_LANES = 256
-LANE_BYTES = 16
-D10_LIMIT = 256 - 256 % D10  # roll(st, D10) rejects bytes from here
+D10_LIMIT = BYTE_LIMIT[D10]  # roll(st, D10) rejects bytes from here
 (L_OK, L_POS, L_CODE, L_BREAKS, L_AT) = range(5)  # rows of the lanes array, then per
 L_KEY = 5  # combatant: its order key,
 L_TOTAL = L_KEY + HIST_MAX_N  # its total,
@@ -809,16 +810,6 @@ L_PLACE = L_TOTAL + HIST_MAX_N  # its acting position (= slot under tie "random"
 L_SLOT = L_PLACE + HIST_MAX_N  # its slot,
 L_TIED = L_SLOT + HIST_MAX_N  # 1 if a later combatant has its key (it leads a tied pair)
 L_ROWS = L_TIED + HIST_MAX_N
-
-
-@njit(**JIT, forceinline=True)
-def _byte(words, second, b, pos):
-    """Byte draw ``pos`` (0 .. 15) of lane b's round (both words shifted, then a select:
-    no branch, so it vectorises)."""
-    shift = np.uint64((8 * pos) & 63)
-    low = words[b] >> shift
-    high = second[b] >> shift
-    return np.int64((low if pos < 8 else high) & np.uint64(255))
 
 
 @njit(**JIT)
@@ -844,8 +835,8 @@ def _lanes(key, first, tab, codes, words, second, lanes):
             per = tab[T_PER, i]
             for b in range(FAST_LANES):
                 p = pos[b]
-                p += _byte(words, second, b, p) >= D10_LIMIT
-                x = _byte(words, second, b, p)
+                p += lane_byte(words, second, b, p) >= D10_LIMIT
+                x = lane_byte(words, second, b, p)
                 ok[b] &= x < D10_LIMIT
                 pos[b] = p + 1
                 totals[b] = x % D10 + 1 + per
@@ -884,7 +875,7 @@ def _lanes(key, first, tab, codes, words, second, lanes):
                     kc = lanes[L_KEY + c]
                     place_c = lanes[L_PLACE + c]
                     for b in range(FAST_LANES):
-                        x = _byte(words, second, b, at[b] & (LANE_BYTES - 1))
+                        x = lane_byte(words, second, b, at[b] & (LANE_BYTES - 1))
                         pair = ka[b] == kc[b]
                         swap = pair & (x & 1)  # below(2) = 1: the later one acts first
                         ok[b] &= (at[b] < LANE_BYTES) | (not pair)
@@ -945,7 +936,7 @@ def _lanes(key, first, tab, codes, words, second, lanes):
                 reciprocal = BELOW_RECIPROCAL[count]
                 for b in range(FAST_LANES):
                     p = pos[b]
-                    x = _byte(words, second, b, p & (LANE_BYTES - 1))
+                    x = lane_byte(words, second, b, p & (LANE_BYTES - 1))
                     ok[b] &= (p < LANE_BYTES) & (x < limit)
                     k = x - ((x * reciprocal) >> 32) * count
                     code[b] += k << (CODE_BITS * i + CODE_SLOT_BITS)

@@ -107,12 +107,14 @@ from simkit.systems.base import (
 )
 from simkit.systems.stream import (
     BYTE_LIMIT,
+    LANE_BYTES,
     RECIPROCAL,
     STATE_WORDS,
     below,
     canonical_state,
     chance,
     first_outputs,
+    lane_byte,
     roll,
     round_start_lazy,
 )
@@ -1108,22 +1110,11 @@ def _play(st, m, y, cs, ev):
 # a row, a rejected target byte, more than sixteen bytes) is played by ``_setup`` and
 # ``_play`` as usual.  tests/test_vtm_kernel.py holds both ways equal.
 FAST_LANES = 256
-LANE_BYTES = 16
-D10_LIMIT = 256 - 256 % D10  # roll(st, D10) rejects bytes from here
+D10_LIMIT = BYTE_LIMIT[D10]  # roll(st, D10) rejects bytes from here
 (L_OK, L_SLOT, L_VALUE, L_POS, L_ACC, L_DICE_END, L_KEY) = range(7)  # rows of the lanes
 L_LO = L_KEY + HIST_MAX  # then a row per combatant: V2 key, slot start, target
 L_TARGET = L_LO + HIST_MAX
 L_ROWS = L_TARGET + HIST_MAX
-
-
-@njit(**JIT, forceinline=True)
-def _byte(words, second, b, pos):
-    """Byte draw ``pos`` (0 .. 15) of lane b's round (both words shifted, then a select:
-    no branch, so it vectorises)."""
-    shift = np.uint64((8 * pos) & 63)
-    low = words[b] >> shift
-    high = second[b] >> shift
-    return np.int64((low if pos < 8 else high) & np.uint64(255))
 
 
 @njit(**JIT)
@@ -1143,8 +1134,8 @@ def _lanes(key, r0, m, pl, words, second, lanes):
         base = m[P_KEY + i]
         for b in range(FAST_LANES):
             p = pos[b]
-            p += _byte(words, second, b, p) >= D10_LIMIT
-            x = _byte(words, second, b, p)
+            p += lane_byte(words, second, b, p) >= D10_LIMIT
+            x = lane_byte(words, second, b, p)
             ok[b] &= x < D10_LIMIT
             pos[b] = p + 1
             die_key[b] = ((x % D10 + 1) << KEY_SHIFT) + base
@@ -1184,7 +1175,7 @@ def _lanes(key, r0, m, pl, words, second, lanes):
         t3, t4, t5 = m[min(start + 3, last)], m[min(start + 4, last)], m[min(start + 5, last)]
         for b in range(FAST_LANES):  # below(count), then the list's entry: selects, no gather
             p = pos[b]
-            x = _byte(words, second, b, p & (LANE_BYTES - 1))
+            x = lane_byte(words, second, b, p & (LANE_BYTES - 1))
             ok[b] &= (p < LANE_BYTES) & (x < limit)
             e = x - ((x * reciprocal) >> 32) * count
             t = t0 if e == 0 else t1
