@@ -48,8 +48,8 @@ def measure(scenario: Scenario, rounds: int, workers: int) -> float:
 def main(rounds: int | None = None, workers: int | None = None) -> int:
     given = rounds
     workers = workers or default_workers()
-    how = f"{given:,} rounds" if given else f"16 chunks or more (one worker >= {MIN_SECONDS} s)"
-    print(f"simkit bench: {how} per measurement, best of {REPEAT}, 4 combatants on 2 sides")
+    how = f"{given:,} rounds" if given else f"16 chunks or more, one worker >= {MIN_SECONDS} s"
+    print(f"simkit bench: 4 combatants on 2 sides, best of {REPEAT}; {how} a run")
     header = f"{'system':<11} {'rounds':>11} {'1 worker':>14}"
     if workers > 1:
         header += f" {f'{workers} workers':>14} {'speed-up':>9}"
