@@ -240,6 +240,20 @@ def lane_byte(out, second, b, pos):
     return np.int64((low if pos < 8 else high) & np.uint64(255))
 
 
+@njit(**INNER, forceinline=True)
+def lane_roll(out, second, b, pos, ok, sides):
+    """``roll(st, sides)`` for the round in lane b, from its byte draw ``pos[b]`` on,
+    with one retry (the round's bytes run out after LANE_BYTES): ``pos[b]`` moves past
+    the bytes used, ``ok[b]`` becomes 0 if a second byte was rejected too."""
+    limit = BYTE_LIMIT[sides]
+    p = pos[b]
+    p += lane_byte(out, second, b, p) >= limit
+    x = lane_byte(out, second, b, p)
+    ok[b] &= x < limit
+    pos[b] = p + 1
+    return x % sides + 1
+
+
 @njit(**JIT)
 def canonical_state(st):
     """The six-word state of the working array ``st`` (as if nothing were pending)."""

@@ -119,6 +119,7 @@ from simkit.systems.stream import (
     chance,
     first_outputs,
     lane_byte,
+    lane_roll,
     next_byte,
     roll,
     round_start_lazy,
@@ -802,7 +803,6 @@ def _empty_table(table, tab, src, dst, op, y, s1, s2, sl, sx, pa, pb, tot):
 # die rejecting two bytes in a row, three combatants tied, a rejected target byte) is
 # played by ``_play_round`` as usual.  tests/test_perception_kernel.py holds both equal.
 FAST_LANES = 256
-D10_LIMIT = BYTE_LIMIT[D10]  # roll(st, D10) rejects bytes from here
 (L_OK, L_POS, L_CODE, L_BREAKS, L_AT) = range(5)  # rows of the lanes array, then per
 L_KEY = 5  # combatant: its order key,
 L_TOTAL = L_KEY + HIST_MAX_N  # its total,
@@ -829,17 +829,12 @@ def _lanes(key, first, tab, codes, words, second, lanes):
         for b in range(FAST_LANES):
             ok[b] = 1
             pos[b] = 0
-        for i in range(n):  # P1: i's d10, the next byte below D10_LIMIT (one retry here)
+        for i in range(n):  # P1: i's d10
             keys = lanes[L_KEY + i]
             totals = lanes[L_TOTAL + i]
             per = tab[T_PER, i]
             for b in range(FAST_LANES):
-                p = pos[b]
-                p += lane_byte(words, second, b, p) >= D10_LIMIT
-                x = lane_byte(words, second, b, p)
-                ok[b] &= x < D10_LIMIT
-                pos[b] = p + 1
-                totals[b] = x % D10 + 1 + per
+                totals[b] = lane_roll(words, second, b, pos, ok, D10) + per
                 keys[b] = (totals[b] << KEY_SHIFT) | per
         for i in range(n):  # the acting position: descending key, then scenario order
             place = lanes[L_PLACE + i]

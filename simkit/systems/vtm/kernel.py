@@ -115,6 +115,7 @@ from simkit.systems.stream import (
     chance,
     first_outputs,
     lane_byte,
+    lane_roll,
     roll,
     round_start_lazy,
 )
@@ -1110,7 +1111,6 @@ def _play(st, m, y, cs, ev):
 # a row, a rejected target byte, more than sixteen bytes) is played by ``_setup`` and
 # ``_play`` as usual.  tests/test_vtm_kernel.py holds both ways equal.
 FAST_LANES = 256
-D10_LIMIT = BYTE_LIMIT[D10]  # roll(st, D10) rejects bytes from here
 (L_OK, L_SLOT, L_VALUE, L_POS, L_ACC, L_DICE_END, L_KEY) = range(7)  # rows of the lanes
 L_LO = L_KEY + HIST_MAX  # then a row per combatant: V2 key, slot start, target
 L_TARGET = L_LO + HIST_MAX
@@ -1129,16 +1129,11 @@ def _lanes(key, r0, m, pl, words, second, lanes):
     for b in range(FAST_LANES):
         ok[b] = 1
         pos[b] = 0
-    for i in range(n):  # V1: i's d10, the next byte below D10_LIMIT (one retry here)
+    for i in range(n):  # V1: i's d10
         die_key = lanes[L_KEY + i]
         base = m[P_KEY + i]
         for b in range(FAST_LANES):
-            p = pos[b]
-            p += lane_byte(words, second, b, p) >= D10_LIMIT
-            x = lane_byte(words, second, b, p)
-            ok[b] &= x < D10_LIMIT
-            pos[b] = p + 1
-            die_key[b] = ((x % D10 + 1) << KEY_SHIFT) + base
+            die_key[b] = (lane_roll(words, second, b, pos, ok, D10) << KEY_SHIFT) + base
     dice_end = lanes[L_DICE_END]
     for b in range(FAST_LANES):
         dice_end[b] = pos[b]
