@@ -218,7 +218,8 @@ N_P = 16
     W_ATTACKED,  # 1 once attacked this round
     W_FIRST,  # step of its first action, NO_STEP if none yet
     W_LOWEST,  # lowest initiative of its own actions this round (R5 held dice)
-    W_RANK,  # T2: how many full pools of the round are lower than its own
+    W_RANK,  # T2 and R3: (rank << KEY_RANK) | (twin << KEY_TWIN) | (KEY_INDEX - i), rank
+    # how many full pools of the round are lower than its own, twin 1 if another equals it
     W_IN_R3,  # 1 while it may take turns (R3): not holding (its key is -1 without dice)
 ) = tuple(N_P + k for k in _fields(9))
 N_W = 9
@@ -252,9 +253,12 @@ NO_STEP = np.int64(1 << 40)  # W_FIRST / W_LOWEST before any action
 G_SIDE_DICE = np.int64(15)  # G[G_SIDE_DICE + s]: unspent dice of side s;
 # G[G_SIDE_DICE + G[G_SIDES] + s]: own actions of side s
 
-# R3 keys (rules.py): (v << KEY_V) | (count of v << KEY_COUNT) | (T2 rank << KEY_RANK),
-# the leaves of trees of GROUP-wide levels; MAX_COMBATANTS (200) < 256 ranks.
-KEY_V, KEY_COUNT, KEY_RANK = np.int64(24), np.int64(16), np.int64(8)
+# R3 keys (rules.py): (v << KEY_V) | (count of v << KEY_COUNT) | (T2 rank << KEY_RANK)
+# | (twin << KEY_TWIN) | (KEY_INDEX - i), the leaves of trees of GROUP-wide levels:
+# rank, twin and index are W_RANK's.  MAX_COMBATANTS (200) < 256 ranks and indices;
+# MAX_READINESS (20) < 256 dice of a face.
+KEY_V, KEY_COUNT, KEY_RANK, KEY_TWIN = np.int64(25), np.int64(17), np.int64(9), np.int64(8)
+KEY_INDEX = np.int64(255)
 GROUP_BITS = np.int64(3)
 GROUP = np.int64(1 << GROUP_BITS)
 R3_SET, SCRATCH_SET = _fields(2)  # trees: everyone in R3; a released group (R5)

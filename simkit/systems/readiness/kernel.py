@@ -135,7 +135,7 @@ class Compiled:
 
     layout: Layout
     params: np.ndarray  # int64 [N_P, n]
-    targets: np.ndarray  # int64: every combatant's target list
+    targets: np.ndarray  # int64: the target lists (equal lists share their entries)
     guards: np.ndarray  # int64: per side (start, count), then the guards in scenario order
     rules: np.ndarray  # int64 [3]: ORDER_*, PREP_*, HOLDER_*
     n_sides: int
@@ -184,6 +184,7 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
     sides = scenario.sides
     params = np.zeros((N_P, n), dtype=np.int64)
     targets: list[int] = []
+    lists: dict[tuple[int, ...], int] = {}  # equal target lists share their entries
     for i, c in enumerate(combatants):
         what = f"{scenario.source}: {c.name}"
         params[P_DICE, i] = c["readiness"]
@@ -196,12 +197,14 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         params[P_SHARE, i] = share_code(c["attack_share"])
         role = code_of(ROLE_CODES, c["role"], f"{what}.role")
         params[P_WOUND, i] = c["weakness"] if role == ROLE_HERO else SECONDARY_WOUND
-        listed = scenario.targets(i)
-        params[P_TARGET_START, i] = len(targets)
+        listed = tuple(scenario.targets(i))
+        if listed not in lists:
+            lists[listed] = len(targets)
+            targets.extend(listed)
+        params[P_TARGET_START, i] = lists[listed]
         params[P_TARGET_COUNT, i] = len(listed)
         m = len(listed)
         params[P_TARGET_MASK, i] = m - 1 if 2 <= m <= 256 and m & (m - 1) == 0 else -1
-        targets.extend(listed)
     guards: list[int] = []
     header = np.zeros(2 * len(sides), dtype=np.int64)
     for s, side in enumerate(sides):
@@ -481,14 +484,26 @@ def flusher(always_single):
                 s1[d + k] += hits
                 s2[d + k] += hits
                 sl[d + k] += hits
-            # acts_before: i's first action strictly before j's, along the cycles
-            fi = F[i]
-            for j in range(n):
-                fj = F[j]
-                before = 0
+            if n < nb:  # acts_before: i's first action strictly before j's, along the cycles
+                fi = F[i]
+                for j in range(n):
+                    fj = F[j]
+                    before = 0
+                    for b in range(nb):
+                        before += 1 if fi[b] < fj[b] else 0
+                    AB[0, i, j] += before
+        if n >= nb:  # ... or, for more combatants than cycles, along the combatants
+            FT = np.empty((nb, n), np.int64)  # F transposed: a cycle's steps contiguous
+            for i in range(n):
                 for b in range(nb):
-                    before += 1 if fi[b] < fj[b] else 0
-                AB[0, i, j] += before
+                    FT[b, i] = F[i, b]
+            for b in range(nb):
+                fb = FT[b]
+                for i in range(n):
+                    fi = fb[i]
+                    before = AB[0, i]
+                    for j in range(n):
+                        before[j] += 1 if fi < fb[j] else 0
         if not always_single and not single:  # a stalemate (R8) made some cycles two rounds long
             for b in range(nb):
                 extra = ln[b] - 1
@@ -591,7 +606,6 @@ def _drivers(sources, may_hold):
         W,
         G,
         KT,
-        CT,
         Y,
         F,
         L,
@@ -628,7 +642,6 @@ def _drivers(sources, may_hold):
         GL = unmanaged(GL)
         G = unmanaged(G)
         KT = unmanaged(KT)
-        CT = unmanaged(CT)
         Y = unmanaged(Y)
         F = unmanaged(F)
         L = unmanaged(L)
@@ -643,9 +656,9 @@ def _drivers(sources, may_hold):
             round_start(st, key, r)
             G[G_ROUND] = r
             if may_hold:
-                carry = play_holds(st, P, W, G, KT, CT, T, GL, Y, np.uint64(b), CS, F, EV, carry)
+                carry = play_holds(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, carry)
             else:
-                carry = play_plain(st, P, W, G, KT, CT, T, GL, Y, np.uint64(b), CS, F, EV, carry)
+                carry = play_plain(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, carry)
             L[b] += 1
             # the cycle ends (R8: a stalemate joins the next round), or the rounds do
             if carry == 0 or r == end - 1:
@@ -680,7 +693,6 @@ def _drivers(sources, may_hold):
         W,
         G,
         KT,
-        CT,
         Y,
         F,
         EV,
@@ -708,7 +720,7 @@ def _drivers(sources, may_hold):
             r = first + k
             round_start(st, key, r)
             G[G_ROUND] = r
-            carry = play_traced(st, P, W, G, KT, CT, T, GL, Y, np.uint64(0), CS, F, EV, carry)
+            carry = play_traced(st, P, W, G, KT, T, GL, Y, np.uint64(0), CS, F, EV, carry)
             round_row(Y, F, CS, dist_off, before_slots, scenario_slots, aggregation, rows[k])
             carries[k] = carry
             state = canonical_state(st)
@@ -726,7 +738,7 @@ run_rounds_plain, _ = _drivers(SOURCES, False)
 # --------------------------------------------------------------------------- entry points
 def _work(compiled: Compiled, columns: int, log: bool, params: np.ndarray):
     """Fresh round state: W (the combatants' rows, ``params`` in the P columns), G, KT,
-    CT, Y, F, L, st (``columns`` a power of two)."""
+    Y, F, L, st (``columns`` a power of two)."""
     n = compiled.n
     W = np.zeros((n, N_FIELDS), dtype=np.int64)
     W[:, :N_P] = params.T
@@ -739,13 +751,10 @@ def _work(compiled: Compiled, columns: int, log: bool, params: np.ndarray):
     G[G_LOG] = int(log)
     G[G_MAY_HOLD] = int(compiled.may_hold)
     levels, width = compiled.tree_levels, compiled.tree_width
-    CT = np.zeros((2, levels, width), dtype=np.int64)
-    CT[:, 0, :] = 1  # every leaf counts one (rules.set_key)
     return (
         W,
         G,
         np.full((2, levels, width), -1, dtype=np.int64),
-        CT,
         np.zeros(compiled.rows * columns, dtype=np.int32),
         np.zeros((n, columns), dtype=np.int64),
         np.zeros(columns, dtype=np.int64),
@@ -758,7 +767,7 @@ def run_chunk(
 ) -> int:
     """Play rounds ``first .. first + n_rounds - 1`` of the chunk with key ``key`` and add
     them to ``sums``; ``carry`` 1: R8 forbids holds in the first.  Returns the carry."""
-    W, G, KT, CT, Y, F, L, st = _work(compiled, compiled.batch, False, compiled.params)
+    W, G, KT, Y, F, L, st = _work(compiled, compiled.batch, False, compiled.params)
     n = compiled.n
     drive = run_rounds if compiled.may_hold else run_rounds_plain
     return int(
@@ -774,7 +783,6 @@ def run_chunk(
             W,
             G,
             KT,
-            CT,
             Y,
             F,
             L,
@@ -817,7 +825,7 @@ def trace(
 ):
     """Rows, events, carries and states of rounds ``first ..`` (see ``base.Trace``)."""
     layout = compiled.layout
-    W, G, KT, CT, Y, F, _, st = _work(compiled, 1, True, with_dice(compiled, dice))
+    W, G, KT, Y, F, _, st = _work(compiled, 1, True, with_dice(compiled, dice))
     rows = np.zeros((n_rounds, layout.size), dtype=np.int64)
     carries = np.zeros(n_rounds, dtype=np.int64)
     states = np.zeros((n_rounds, 6), dtype=np.uint64)
@@ -843,7 +851,6 @@ def trace(
             W,
             G,
             KT,
-            CT,
             Y,
             F,
             EV,

@@ -17,7 +17,7 @@ Arrays (fields named in ``codes.py``)
         array: a combatant's fields are contiguous, the row length a compile-time constant).
 ``G``   round scalars (``G_*``) and per-side dice left and actions taken (kept only
         when some combatant has a hold policy: only R5 asks for them).
-``KT``, ``CT``  the R3 key trees (below).
+``KT``  the R3 key trees (below).
 ``Y``   counts (int32): ``Y[CS[i, ACTIONS] + col] += 1``, except that a hasty defense of
         scale k counts only in row ``hasty_ge.k``, and attacks_received and no_action
         are not counted here: kernel.derived_rows derives them, and the rest of the
@@ -46,13 +46,17 @@ from two sorted lists that both hold it keeps their order, so T2 is the order of
 full pools (docs/rules-decisions.md), fixed for the round: each combatant gets the
 *rank* of its full pool (how many pools of the round are lower; a pool is an integer
 whose order is that of its sorted dice, a die beating no die).  Its R3 key packs
-(highest unspent die v, T1 count of v, T2 rank); -1 while it cannot take a turn (no
-dice, or holding).  The keys are the leaves of a tree of GROUP-wide levels: a node
-holds the best key below it and how many leaves have it.  The next turn is the best
-key at the top (at most GROUP nodes), T3 ``below(k)`` among the k leaves with it, in
-scenario order.  A spend re-keys one leaf and its ancestors: one level (a scan of
-the keys) for up to 8 combatants, two for up to 64, three for 200; so a die of a
-200-combatant round costs about twice one of a 4-combatant round, not 50 times.
+(highest unspent die v, T1 count of v, T2 rank, a twin flag, 255 - its index); -1
+while it cannot take a turn (no dice, or holding).  The index makes every key unique:
+the best key names the combatant.  Two combatants can tie through T1 and T2 only if
+their full pools are equal, so T3 is looked for only when the best key's twin flag
+says another full pool of the round equals its own (``pick_tied``: the leaves with
+that key but for the index, ``below(k)`` among the k of them in scenario order).
+The keys are the leaves of a tree of GROUP-wide levels, a node holding the best key
+below it.  The next turn is the best key at the top (at most GROUP nodes).  A spend
+re-keys one leaf and those of its ancestors that change: one level (a scan of the
+keys) for up to 8 combatants, two for up to 64, three for 200; so a die of a
+200-combatant round costs a few times one of a 4-combatant round, not 50 times.
 Released holders (R5) are picked the same way from a second tree.
 
 Caching: numba caches a function with everything it compiled into it, but checks only
@@ -123,7 +127,9 @@ from simkit.systems.readiness.codes import (
     HOLD_UNTIL_ENEMY_ACTS,
     HOLDER_HELD_DICE,
     KEY_COUNT,
+    KEY_INDEX,
     KEY_RANK,
+    KEY_TWIN,
     KEY_V,
     NO_STEP,
     ON_EDGE,
@@ -296,117 +302,126 @@ def event(EV, G, kind, actor, other, a, b, c):
 
 # --------------------------------------------------------------------------- R3
 @njit(**HELPER)
-def key_of(pool, rank):
-    """R3 key of a pool: (highest die v, T1 count of v, T2 rank of the round's full pool)
-    packed so that a higher key wins; -1 for an empty pool."""
+def key_of(pool, low):
+    """R3 key of a pool: (highest die v, T1 count of v, then ``low``, W_RANK: the T2 rank
+    of the round's full pool, its twin flag and KEY_INDEX - i) packed so that a higher
+    key wins; -1 for an empty pool.  No two combatants have the same key."""
     lz = leading_zeros(pool)
     count = (pool >> ((63 - lz) & 56)) & FIELD_MASK
-    key = (((71 - lz) >> 3) << KEY_V) | (count << KEY_COUNT) | (rank << KEY_RANK)
+    key = (((71 - lz) >> 3) << KEY_V) | (count << KEY_COUNT) | low
     return key if pool != 0 else NOBODY
 
 
 @njit(**HELPER)
-def combine(KT, CT, s, level, j):
-    """Node ``j`` of ``level`` in tree ``s`` from its GROUP children: the best key and how
-    many leaves below it have that key.  No branch on the keys."""
+def combine(KT, s, level, j):
+    """Node ``j`` of ``level`` in tree ``s``: the best key of its GROUP children (a
+    maximum: no branch, a few vector instructions)."""
     base = j << GROUP_BITS
-    best = NOBODY
-    count = ZERO
-    for k in range(GROUP):
-        x = KT[s, level - 1, base + k]
-        c = CT[s, level - 1, base + k]
-        up = x > best
-        count = c if up else count + (c if x == best else 0)
-        best = x if up else best
+    best = KT[s, level - 1, base]
+    for k in range(1, GROUP):
+        best = max(best, KT[s, level - 1, base + k])
     KT[s, level, j] = best
-    CT[s, level, j] = count
 
 
 @njit(**COLD)
-def rebuild(KT, CT, s):
+def rebuild(KT, s):
     """Every node of tree ``s`` from its children (after the leaves were set)."""
     for level in range(1, KT.shape[1]):
         shift = GROUP_BITS * level
         for j in range((KT.shape[2] + (ONE << shift) - 1) >> shift):  # nodes of the level
-            combine(KT, CT, s, level, j)
+            combine(KT, s, level, j)
 
 
 @njit(**HELPER)
-def set_key(KT, CT, s, i, key):
+def set_key(KT, s, i, key):
     """Give combatant i the R3 key ``key`` in tree ``s`` (-1: it cannot take a turn) and
-    update its ancestors (``combine``)."""
+    update its ancestors, up to the first one that does not change: a node takes a
+    higher key as it is, and is found again (``combine``) only when the key it held
+    falls."""
+    old = KT[s, 0, i]
     KT[s, 0, i] = key
     j = i
     for level in range(1, KT.shape[1]):
         j >>= GROUP_BITS
-        combine(KT, CT, s, level, j)
+        node = KT[s, level, j]
+        if key > node:
+            KT[s, level, j] = key
+        elif old == node:
+            combine(KT, s, level, j)
+            key = KT[s, level, j]
+        else:
+            break
+        old = node
 
 
 @njit(**HELPER)
-def pick(st, KT, CT, s):
-    """R3 in tree ``s``: who takes the next turn, or NOBODY.
+def pick(st, KT, s):
+    """R3 in tree ``s``: who takes the next turn, or NOBODY; and its key.
 
     The best key is the highest initiative v, then T1 the most unspent dice of v, then
-    T2 the best full pool; T3 a fair ``below(k)`` among the k combatants with that key,
-    in scenario order (leaf order).  The top level has at most GROUP nodes."""
+    T2 the best full pool (the key but for its twin flag and index: its *class*); T3 a
+    fair ``below(k)`` among the k combatants of that class, in scenario order (leaf
+    order).  The top level (at most GROUP nodes) gives the best key and so the
+    combatant: the leaf scanned for a one-level tree, else the index in the key.  Ties
+    are counted only when its full pool has a twin (``ties_of``)."""
     top_level = KT.shape[1] - 1
     best = NOBODY
-    ties = ZERO
     first = ZERO
     for k in range(min(GROUP, KT.shape[2])):  # a one-level tree is as wide as the scenario
         x = KT[s, top_level, k]
-        c = CT[s, top_level, k]
         up = x > best
-        ties = c if up else ties + (c if x == best else 0)
-        first = k if up else first
-        best = x if up else best
+        first = k if up else first  # (a scalar loop: a vector maximum would wait for the
+        best = x if up else best  # store of the key just spent)
     if best < 0:
         return NOBODY, best
-    j = first
-    if ties == 1:  # down to the leftmost leaf with the best key
-        for level in range(top_level - 1, -1, -1):
-            base = j << GROUP_BITS
-            for k in range(GROUP - 1, -1, -1):
-                j = base + k if KT[s, level, base + k] == best else j
-        return j, best
-    return pick_tied(st, KT, CT, s, best, ties), best
-
-
-@njit(**COLD)
-def pick_tied(st, KT, CT, s, best, ties):
-    """T3: a fair ``below(ties)`` among the leaves of tree ``s`` with key ``best``, the
-    r-th of them in scenario order (leaf order)."""
-    top_level = KT.shape[1] - 1
-    r = below(st, ties)
-    j = ZERO
-    for level in range(top_level, -1, -1):
-        base = j << GROUP_BITS if level < top_level else ZERO
-        for k in range(min(GROUP, KT.shape[2])):
-            if KT[s, level, base + k] == best:
-                c = CT[s, level, base + k]
-                if r < c:
-                    j = base + k
-                    break
-                r -= c
-    return j
+    if top_level > 0:
+        first = KEY_INDEX - (best & KEY_INDEX)
+    if (best >> KEY_TWIN) & 1:
+        ties = ties_of(KT, s, best >> KEY_RANK)
+        if ties > 1:
+            first = pick_tied(st, KT, s, best >> KEY_RANK, ties)
+    return first, best
 
 
 @njit(**HELPER)
-def join_r3(W, KT, CT, i):
+def ties_of(KT, s, same):
+    """How many leaves of tree ``s`` have the class ``same`` (R3 keys but for the twin
+    flag and the index)."""
+    ties = ZERO
+    for i in range(KT.shape[2]):
+        ties += np.int64((KT[s, 0, i] >> KEY_RANK) == same)
+    return ties
+
+
+@njit(**COLD)
+def pick_tied(st, KT, s, same, ties):
+    """T3: a fair ``below(ties)`` among the ``ties`` leaves of tree ``s`` of class
+    ``same``: the r-th of them in scenario order (leaf order)."""
+    r = below(st, ties)
+    for i in range(KT.shape[2]):
+        if (KT[s, 0, i] >> KEY_RANK) == same:
+            if r == 0:
+                return np.int64(i)
+            r -= 1
+    return NOBODY  # not reached: r < ties
+
+
+@njit(**HELPER)
+def join_r3(W, KT, i):
     """i may take turns (R3): its key into the tree (none if it has no dice)."""
-    set_key(KT, CT, R3_SET, i, key_of(W[i, W_POOL], W[i, W_RANK]))
+    set_key(KT, R3_SET, i, key_of(W[i, W_POOL], W[i, W_RANK]))
     W[i, W_IN_R3] = 1
 
 
 @njit(**HELPER)
-def leave_r3(W, KT, CT, i):
+def leave_r3(W, KT, i):
     """i holds (R5): out of R3."""
-    set_key(KT, CT, R3_SET, i, NOBODY)
+    set_key(KT, R3_SET, i, NOBODY)
     W[i, W_IN_R3] = 0
 
 
 @njit(**HELPER)
-def spend(P, W, G, KT, CT, i, v, do, holds):
+def spend(P, W, G, KT, i, v, do, holds):
     """If ``do`` (0 or 1): i spends its highest unspent die ``v`` (R4, R5, R7; ``top`` of
     its pool, which the caller knows: the actor's from its R3 key, so the spend need not
     wait for the pool to find it).  Returns ``v``.  No branch on the dice: a combatant in
@@ -420,7 +435,7 @@ def spend(P, W, G, KT, CT, i, v, do, holds):
         G[G_DICE_LEFT] -= do
         G[G_SIDE_DICE + P[i, P_SIDE]] -= do
     if not holds or W[i, W_IN_R3] != 0:  # holders are not in R3
-        set_key(KT, CT, R3_SET, i, key_of(rest, W[i, W_RANK]))
+        set_key(KT, R3_SET, i, key_of(rest, W[i, W_RANK]))
     return v
 
 
@@ -435,6 +450,13 @@ def can_answer(P, W, g, a, by_holder):
     """R7: g has a die >= a (any die against a holder's action) and is not surprised."""
     pool = W[g, W_POOL]
     return pool != 0 and P[g, P_SURPRISED] == 0 and (by_holder or top(pool) >= a)
+
+
+@njit(**HELPER)
+def rank_field(rank, twin, i):
+    """W_RANK of combatant i: its T2 ``rank``, ``twin`` (another full pool of the round
+    equals its own: only then can R3 need T3) and its index, as its R3 keys hold them."""
+    return (rank << KEY_RANK) | (np.int64(twin) << KEY_TWIN) | (KEY_INDEX - i)
 
 
 @njit(**COLD)
@@ -483,11 +505,11 @@ def rank_by_sorting(W):
                 lo = mid + 1
             else:
                 hi = mid
-        W[i, W_RANK] = lo
+        W[i, W_RANK] = rank_field(np.int64(lo), lo + 1 < n and pools[lo + 1] == x, i)
 
 
 @njit(**COLD)
-def next_released(st, P, W, G, KT, CT, EV, log):
+def next_released(st, P, W, G, KT, EV, log):
     """R5: the released until_enemy_acts holder that declares next, or NOBODY.
 
     Those released by one action declare in R3 order (picked from the scratch tree),
@@ -503,7 +525,7 @@ def next_released(st, P, W, G, KT, CT, EV, log):
         for i in range(n):
             released = W[i, W_STATE] == H_RELEASED and W[i, W_RELEASE_EVENT] == first
             if released and W[i, W_POOL] != 0:
-                set_key(KT, CT, SCRATCH_SET, i, key_of(W[i, W_POOL], W[i, W_RANK]))
+                set_key(KT, SCRATCH_SET, i, key_of(W[i, W_POOL], W[i, W_RANK]))
                 members += 1
         if members == 0:
             for i in range(n):
@@ -511,14 +533,14 @@ def next_released(st, P, W, G, KT, CT, EV, log):
                     W[i, W_STATE] = H_NORMAL
                     G[G_RELEASED] -= 1
             continue
-        d, _ = pick(st, KT, CT, SCRATCH_SET)
+        d, _ = pick(st, KT, SCRATCH_SET)
         for i in range(n):
             released = W[i, W_STATE] == H_RELEASED and W[i, W_RELEASE_EVENT] == first
             if released and W[i, W_POOL] != 0:
-                set_key(KT, CT, SCRATCH_SET, i, NOBODY)
+                set_key(KT, SCRATCH_SET, i, NOBODY)
         W[d, W_STATE] = H_NORMAL
         G[G_RELEASED] -= 1
-        join_r3(W, KT, CT, d)
+        join_r3(W, KT, d)
         if log:
             event(EV, G, EV_DECLARE, d, NOBODY, top(W[d, W_POOL]), ZERO, ZERO)
         return d
@@ -533,7 +555,7 @@ def round_player(log, may_hold):
     driver compiles only its own player; every player runs the same code."""
 
     @njit(**HELPER)
-    def play_round(st, P, W, G, KT, CT, T, GL, Y, col, CS, F, EV, no_hold):
+    def play_round(st, P, W, G, KT, T, GL, Y, col, CS, F, EV, no_hold):
         """One round, R1-R9 (the twin's ``Round.play``); returns 1 for a stalemate (R8).
 
         ``no_hold`` 1: the round follows a stalemate (R8): hold policies act as "never".
@@ -607,16 +629,18 @@ def round_player(log, may_hold):
             for i in range(n):
                 pi = W[i, W_POOL]
                 rank = ZERO
+                same = ZERO
                 for j in range(n):
                     rank += np.int64(W[j, W_POOL] < pi)
-                W[i, W_RANK] = rank
+                    same += np.int64(W[j, W_POOL] == pi)
+                W[i, W_RANK] = rank_field(rank, same > 1, i)
         else:
             rank_by_sorting(W)
         for i in range(n):
             KT[R3_SET, 0, i] = key_of(W[i, W_POOL], W[i, W_RANK])
             if may_hold:  # without holds everyone stays in R3 (spend does not ask)
                 W[i, W_IN_R3] = 1
-        rebuild(KT, CT, R3_SET)
+        rebuild(KT, R3_SET)
         # ---- turns (R3), until R9
         while True:
             # R5: holders whose every opponent is out of dice rejoin R3
@@ -627,10 +651,10 @@ def round_player(log, may_hold):
                         G[G_HOLDING] -= 1
                         if P[h, P_HOLD] == HOLD_UNTIL_ENEMY_ACTS:
                             G[G_WAITING_FOR_ENEMY] -= 1
-                        join_r3(W, KT, CT, h)
+                        join_r3(W, KT, h)
                         if log:
                             event(EV, G, EV_RELEASE, h, NOBODY, RELEASE_OPPONENTS_OUT, ZERO, ZERO)
-            c, key = pick(st, KT, CT, R3_SET)  # R3
+            c, key = pick(st, KT, R3_SET)  # R3
             if c == NOBODY:
                 break  # R9: no unspent dice, or only holders nothing can release
             c = non_negative(c)
@@ -652,7 +676,7 @@ def round_player(log, may_hold):
                     G[G_HOLDING] += 1
                     if hold == HOLD_UNTIL_ENEMY_ACTS:
                         G[G_WAITING_FOR_ENEMY] += 1
-                    leave_r3(W, KT, CT, c)
+                    leave_r3(W, KT, c)
                     if log:
                         event(EV, G, EV_HOLD, c, NOBODY, ZERO, ZERO, ZERO)
                     continue
@@ -663,7 +687,7 @@ def round_player(log, may_hold):
             a = v  # the die of c's next action: its top
             while True:
                 # ---- R4: c spends its highest die a on one action
-                spend(P, W, G, KT, CT, c, a, ONE, may_hold)
+                spend(P, W, G, KT, c, a, ONE, may_hold)
                 by_holder = on_release
                 if may_hold and W[c, W_HELD] != 0 and G[G_HOLDER_ACTIONS] == HOLDER_HELD_DICE:
                     for j in range(n):
@@ -718,7 +742,7 @@ def round_player(log, may_hold):
                                 break
                     # R7: the responses, D first
                     own = np.int64(normal | hasty)
-                    spend(P, W, G, KT, CT, d, die, own, may_hold)
+                    spend(P, W, G, KT, d, die, own, may_hold)
                     scale = (a - die) * np.int64(hasty)
                     Y[CS[d, DEFENSES] + col] += own
                     # a hasty defense of scale k (1 .. 5) counts once, in row hasty_ge.k; the
@@ -736,7 +760,7 @@ def round_player(log, may_hold):
                             or (P[g, P_GUARD] == GUARD_ALWAYS and can_answer(P, W, g, a, by_holder))
                         ):
                             # a guard is never hasty
-                            used = spend(P, W, G, KT, CT, g, top(W[g, W_POOL]), ONE, may_hold)
+                            used = spend(P, W, G, KT, g, top(W[g, W_POOL]), ONE, may_hold)
                             Y[CS[g, DEFENSES] + col] += 1
                             Y[CS[g, GUARD_DEFENSES] + col] += 1
                             answered += 1
@@ -756,7 +780,7 @@ def round_player(log, may_hold):
                     ):
                         W[d, W_STATE] = H_NORMAL
                         G[G_HOLDING] -= 1
-                        join_r3(W, KT, CT, d)
+                        join_r3(W, KT, d)
                         if log:
                             event(EV, G, EV_RELEASE, d, NOBODY, RELEASE_ATTACKED, ZERO, ZERO)
                 # R5 until_enemy_acts: c's action releases its opponents' holders (scenario order)
@@ -786,7 +810,7 @@ def round_player(log, may_hold):
                     break
                 if G[G_RELEASED] == 0:
                     break
-                c = next_released(st, P, W, G, KT, CT, EV, log)
+                c = next_released(st, P, W, G, KT, EV, log)
                 if c == NOBODY:
                     break
                 on_release = ON_RELEASE
