@@ -348,7 +348,7 @@ def test_rounds_side_by_side_equal_the_general_path():
         assert job.compiled.tab[kernel.T_PAR, kernel.P_LANES] == 1
         _, general = _run(scenario, key, n, first, histogram=False)
         assert hist.equals(general), scenario.to_dict()
-        lanes = np.zeros((kernel.L_ROWS, kernel.FAST_LANES), np.int64)
+        lanes = np.zeros((kernel.L_ROWS, kernel.FAST_LANES), np.int32)
         words = np.zeros(kernel.FAST_LANES, np.uint64)
         codes = np.zeros(kernel.FAST_LANES, np.int64)
         tab = job.compiled.tab.copy()
@@ -357,6 +357,29 @@ def test_rounds_side_by_side_equal_the_general_path():
         rejected += int((codes < 0).sum())
     assert kept > 0 and rejected > 0
     assert len(rules_seen) == 4
+
+
+def test_lanes_in_blocks_equal_one_block(monkeypatch):
+    """run_chunk keeps the lanes' codes a block at a time (LANE_BLOCK rounds) and goes on
+    with one hash table across the blocks: blocks of 512 rounds, a chunk of four and a
+    half blocks, give the sums of the general path."""
+    scenario = _scenario(
+        "blocks",
+        {},
+        {"name": "A", "side": "x", "perception": 1},
+        {"name": "B", "side": "x", "perception": 0},
+        {"name": "C", "side": "y", "perception": 1},
+        {"name": "D", "side": "y", "perception": 0},
+    )
+    key = _key(43, 1)
+    n = 4 * 512 + 300
+    _, general = _run(scenario, key, n, first=5, histogram=False)
+    _, whole = _run(scenario, key, n, first=5, histogram=True)
+    monkeypatch.setattr(kernel, "LANE_BLOCK", 512)
+    job, blocks = _run(scenario, key, n, first=5, histogram=True)
+    assert job.compiled.tab[kernel.T_PAR, kernel.P_LANES] == 1
+    assert whole.equals(general)
+    assert blocks.equals(general)
 
 
 def test_general_path_with_extra_pairs_on_large_scenarios():

@@ -803,6 +803,7 @@ def _empty_table(table, tab, src, dst, op, y, s1, s2, sl, sx, pa, pb, tot):
 # die rejecting two bytes in a row, three combatants tied, a rejected target byte) is
 # played by ``_play_round`` as usual.  tests/test_perception_kernel.py holds both equal.
 FAST_LANES = 256
+LANE_BLOCK = 1 << 16  # rounds whose codes run_chunk keeps at a time (a multiple of FAST_LANES)
 (L_OK, L_POS, L_CODE, L_BREAKS, L_AT) = range(5)  # rows of the lanes array, then per
 L_KEY = 5  # combatant: its order key,
 L_TOTAL = L_KEY + HIST_MAX_N  # its total,
@@ -818,7 +819,8 @@ def _lanes(key, first, tab, codes, words, second, lanes):
     it from ``_play_round``'s rows, or -1 where the round must be played (``codes.size``
     a multiple of FAST_LANES).  FAST_LANES rounds at a time: row L_OK of ``lanes`` is 1
     where a round could be played from its first sixteen byte draws, L_CODE its outcome;
-    every inner loop runs along the rounds over rows of ``lanes``.  Called apart from
+    every inner loop runs along the rounds over rows of ``lanes`` (int32: twice the
+    rounds per vector instruction of int64; a code has 19 bits).  Called apart from
     ``_run_histogram``, which reads the codes, and written as one function: numba and
     LLVM then compile this code once."""
     n = tab[T_PAR, P_N]
@@ -832,10 +834,11 @@ def _lanes(key, first, tab, codes, words, second, lanes):
         for i in range(n):  # P1: i's d10
             keys = lanes[L_KEY + i]
             totals = lanes[L_TOTAL + i]
-            per = tab[T_PER, i]
+            per = np.int32(tab[T_PER, i])
             for b in range(FAST_LANES):
-                totals[b] = lane_roll(words, second, b, pos, ok, D10) + per
-                keys[b] = (totals[b] << KEY_SHIFT) | per
+                total = np.int32(lane_roll(words, second, b, pos, ok, D10)) + per
+                totals[b] = total
+                keys[b] = (total << KEY_SHIFT) | per
         for i in range(n):  # the acting position: descending key, then scenario order
             place = lanes[L_PLACE + i]
             tied = lanes[L_TIED + i]
@@ -905,7 +908,7 @@ def _lanes(key, first, tab, codes, words, second, lanes):
         breaks = lanes[L_BREAKS]
         value = L_TOTAL if tab[T_PAR, P_INFO] == INFORMATION_STRICT else L_SLOT
         for b in range(FAST_LANES):
-            breaks[b] = (1 << (n - 1)) - 1
+            breaks[b] = np.int32((1 << (n - 1)) - 1)
         for i in range(n):
             place_i = lanes[L_PLACE + i]
             value_i = lanes[value + i]
@@ -915,26 +918,28 @@ def _lanes(key, first, tab, codes, words, second, lanes):
                     value_j = lanes[value + j]
                     for b in range(FAST_LANES):
                         same = (place_j[b] == place_i[b] + 1) & (value_i[b] == value_j[b])
-                        breaks[b] &= ~(np.int64(same) << (place_i[b] & 63))
+                        breaks[b] &= ~(np.int32(same) << (place_i[b] & 31))
         code = lanes[L_CODE]
         for b in range(FAST_LANES):
-            code[b] = breaks[b] << (CODE_BITS * n)
+            code[b] = breaks[b] << np.int32(CODE_BITS * n)
         for i in range(n):  # P4: targets in scenario order, a byte for a list of several
             share = tab[T_SHARE, i]
             count = tab[T_TCOUNT, i]
-            choice = 1 if share == SHARE_ALWAYS else 0
+            choice = np.int32(1 if share == SHARE_ALWAYS else 0)
             slot = lanes[L_SLOT + i]
+            shift = np.int32(CODE_BITS * i)
             for b in range(FAST_LANES):
-                code[b] += (slot[b] | (choice << CODE_SLOT_BITS)) << (CODE_BITS * i)
+                code[b] += (slot[b] | (choice << CODE_SLOT_BITS)) << shift
             if share == SHARE_ALWAYS and count > 1:
                 limit = BELOW_LIMIT[count]
                 reciprocal = BELOW_RECIPROCAL[count]
+                shift = np.int32(CODE_BITS * i + CODE_SLOT_BITS)
                 for b in range(FAST_LANES):
                     p = pos[b]
                     x = lane_byte(words, second, b, p & (LANE_BYTES - 1))
                     ok[b] &= (p < LANE_BYTES) & (x < limit)
-                    k = x - ((x * reciprocal) >> 32) * count
-                    code[b] += k << (CODE_BITS * i + CODE_SLOT_BITS)
+                    k = np.int32(x - ((x * reciprocal) >> 32) * count)
+                    code[b] += k << shift
                     pos[b] = p + 1
         for b in range(FAST_LANES):
             codes[r0 - first + b] = lanes[L_CODE, b] if lanes[L_OK, b] != 0 else -1
@@ -943,18 +948,20 @@ def _lanes(key, first, tab, codes, words, second, lanes):
 @njit(**JIT)
 def _run_histogram(
     key, first, n_rounds, tab, src, dst, op, table, y, s1, s2, sl, sx, pa, pb, tot, st, codes,
+    used, final,
 ):  # fmt: skip
     """Play rounds ``first ..`` of the chunk with key ``key`` (at most ``HIST_MAX_N``
     combatants); count each distinct outcome once (module docstring).  ``table``: a hash
-    table of (outcome, rounds) pairs, open addressing.  ``codes``: the outcomes of the
-    first ``codes.size`` rounds from the lanes (``_lanes``; -1: play the round)."""
+    table of (outcome, rounds) pairs, open addressing, holding ``used`` outcomes; emptied
+    into the sums when ``final`` (else the next call goes on with it).  ``codes``: the
+    outcomes of the first ``codes.size`` rounds from the lanes (``_lanes``; -1: play the
+    round).  Returns the outcomes the table holds."""
     key = unmanaged(key)
     tab = unmanaged(tab)
     table = unmanaged(table)
     st = unmanaged(st)
     codes = unmanaged(codes)
     n = tab[T_PAR, P_N]
-    used = 0
     for r in range(first, first + n_rounds):
         k = r - first
         code = codes[k] if k < codes.size else -1
@@ -979,7 +986,10 @@ def _run_histogram(
         if used > HASH_LOAD:
             _empty_table(table, tab, src, dst, op, y, s1, s2, sl, sx, pa, pb, tot)
             used = 0
-    _empty_table(table, tab, src, dst, op, y, s1, s2, sl, sx, pa, pb, tot)
+    if final:
+        _empty_table(table, tab, src, dst, op, y, s1, s2, sl, sx, pa, pb, tot)
+        used = 0
+    return used
 
 
 # --------------------------------------------------------------------------- trace
@@ -1041,14 +1051,21 @@ def run_chunk(
     if histogram:
         table = np.zeros(2 * HASH_CAPACITY, np.int64)
         table[::2] = HASH_EMPTY
-        side_by_side = n_rounds // FAST_LANES * FAST_LANES if tab[T_PAR, P_LANES] else 0
-        codes = np.empty(side_by_side, np.int64)
-        if side_by_side:
-            lanes = np.zeros((L_ROWS, FAST_LANES), np.int64)
-            words = np.zeros((2, FAST_LANES), np.uint64)
-            _lanes(key4, first, tab, codes, words[0], words[1], lanes)
-        _run_histogram(key4, first, n_rounds, tab, src, dst, op, table, y, sums.s1, sums.s2,
-                       sums.sl, sums.sx, pa, pb, sums.tot, st, codes)  # fmt: skip
+        side_by_side = bool(tab[T_PAR, P_LANES])
+        # the lanes' codes a block at a time, into one buffer: one of the chunk's size
+        # would cost its page faults every chunk (a third of the lanes' time)
+        codes = np.empty(min(n_rounds, LANE_BLOCK) if side_by_side else 0, np.int64)
+        lanes = np.zeros((L_ROWS, FAST_LANES), np.int32)
+        words = np.zeros((2, FAST_LANES), np.uint64)
+        used = 0
+        for start in range(0, n_rounds, LANE_BLOCK):
+            m = min(LANE_BLOCK, n_rounds - start)
+            block = codes[: m // FAST_LANES * FAST_LANES]
+            if block.size:
+                _lanes(key4, first + start, tab, block, words[0], words[1], lanes)
+            used = _run_histogram(key4, first + start, m, tab, src, dst, op, table, y, sums.s1,
+                                  sums.s2, sums.sl, sums.sx, pa, pb, sums.tot, st, block, used,
+                                  start + m == n_rounds)  # fmt: skip
         return
     n = lay.n
     stride = -(-n // BYTE_BLOCK) * BYTE_BLOCK  # acts_before rows, padded (_run_general)
