@@ -392,13 +392,14 @@ def flusher(always_single):
     Otherwise a batch whose cycles all happen to be one round long takes them too."""
 
     @njit(**COLD)
-    def flush(Y, F, L, nb, lb, CS, plan, sums):
+    def flush(Y, F, FT, L, nb, lb, CS, plan, sums):
         """Add cycles 0 .. nb - 1 of a batch to the running sums and zero them.
 
         ``Y`` (int32) is the counts array, row-major with ``1 << lb`` cycles per row (row r,
         cycle b at ``(r << lb) + b``), and ``F[i, b]`` the step of i's first action in
         cycle b's last round, so every loop below runs along the cycles of one row and
-        vectorises.  ``ranges`` [3, k]: the row, slot and "0 or 1 per round" flag of every
+        vectorises (``FT``: room for F transposed, when acts_before runs along the
+        combatants instead).  ``ranges`` [3, k]: the row, slot and "0 or 1 per round" flag of every
         row emitted (count slots, scenario counts, group and side slots).  ``AB[0]`` and
         ``AB[1]`` collect acts_before: cycles where i's first action came before j's, and
         the extra rounds (L - 1) of those cycles (``drive`` adds them to the sums).
@@ -493,7 +494,7 @@ def flusher(always_single):
                         before += 1 if fi[b] < fj[b] else 0
                     AB[0, i, j] += before
         if n >= nb:  # ... or, for more combatants than cycles, along the combatants
-            FT = np.empty((nb, n), np.int64)  # F transposed: a cycle's steps contiguous
+            # F transposed: a cycle's steps contiguous
             for i in range(n):
                 for b in range(nb):
                     FT[b, i] = F[i, b]
@@ -624,6 +625,7 @@ def _drivers(sources, may_hold):
         sx,
         tot,
         AB,
+        FT,
     ):
         """Play rounds ``first .. first + n_rounds - 1`` of the chunk with key ``key``, each on
         its own stream (``carry`` 1: R8 forbids holds in the first), through
@@ -644,6 +646,7 @@ def _drivers(sources, may_hold):
         KT = unmanaged(KT)
         Y = unmanaged(Y)
         F = unmanaged(F)
+        FT = unmanaged(FT)
         L = unmanaged(L)
         EV = unmanaged(EV)
         st = unmanaged(st)
@@ -666,9 +669,9 @@ def _drivers(sources, may_hold):
             if b == 1 << lb or (b > 0 and r == end - 1):  # a full batch, or the last
                 # only the flush its scenarios can need (numba drops the other branch)
                 if may_hold:
-                    flush_cycles(Y, F, L, b, lb, CS, plan, sums)
+                    flush_cycles(Y, F, FT, L, b, lb, CS, plan, sums)
                 else:
-                    flush_single(Y, F, L, b, lb, CS, plan, sums)
+                    flush_single(Y, F, FT, L, b, lb, CS, plan, sums)
                 b = 0
         n = before_slots.shape[0]  # acts_before: 0 or 1 per cycle, so sum y^2 = sum y
         for i in range(n):
@@ -801,6 +804,7 @@ def run_chunk(
             sums.sx,
             sums.tot,
             np.zeros((2, n, n), dtype=np.int64),
+            np.zeros((compiled.batch, n), dtype=np.int64),  # flush: F transposed
         )
     )
 
