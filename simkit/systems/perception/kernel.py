@@ -1052,8 +1052,8 @@ def run_chunk(
         table = np.zeros(2 * HASH_CAPACITY, np.int64)
         table[::2] = HASH_EMPTY
         side_by_side = bool(tab[T_PAR, P_LANES])
-        # the lanes' codes a block at a time, into one buffer: one of the chunk's size
-        # would cost its page faults every chunk (a third of the lanes' time)
+        # the lanes' codes a block at a time, into one buffer of at most LANE_BLOCK
+        # rounds (512 KiB) however long the chunk
         codes = np.empty(min(n_rounds, LANE_BLOCK) if side_by_side else 0, np.int64)
         lanes = np.zeros((L_ROWS, FAST_LANES), np.int32)
         words = np.zeros((2, FAST_LANES), np.uint64)
