@@ -359,30 +359,31 @@ def derived_rows(Y, CS, L, nb):
       hasty_ge.k: hasty_ge.k becomes the sum of rows k .. 5 (the defenses of scale
       >= k), hasty_defenses hasty_ge.1 and hasty_scale_total the sum of hasty_ge.1 .. 5
       (a defense of scale k is in k of them)."""
-    for i in range(CS.shape[0]):  # every loop along the cycles of one row
-        received = Y[CS[i, ATTACKS_RECEIVED] :]
-        undefended = Y[CS[i, UNDEFENDED] :]
-        defended = Y[CS[i, DEFENDED] :]
-        hasty_only = Y[CS[i, HASTY_ONLY] :]
-        for b in range(nb):
-            received[b] = undefended[b] + defended[b] + hasty_only[b]
-        no_action = Y[CS[i, NO_ACTION] :]
-        actions = Y[CS[i, ACTIONS] :]
-        for b in range(nb):
-            no_action[b] = (L[b] - 1) + (actions[b] == 0)
-        total = Y[CS[i, HASTY_SCALE_TOTAL] :]
-        above = Y[CS[i, HASTY_GE_1 + HIGHEST_SCALE - 1] :]
-        for b in range(nb):
-            total[b] = above[b]
+    cycles = np.uint64(nb)  # unsigned row + b: no wraparound code, the loops vectorise
+    for i in range(CS.shape[0]):  # every loop along the cycles of one row (Y[row + b])
+        rec = CS[i, ATTACKS_RECEIVED]
+        und = CS[i, UNDEFENDED]
+        dfd = CS[i, DEFENDED]
+        hso = CS[i, HASTY_ONLY]
+        for b in range(cycles):
+            Y[rec + b] = Y[und + b] + Y[dfd + b] + Y[hso + b]
+        noa = CS[i, NO_ACTION]
+        act = CS[i, ACTIONS]
+        for b in range(cycles):
+            Y[noa + b] = (L[b] - 1) + (Y[act + b] == 0)
+        tot = CS[i, HASTY_SCALE_TOTAL]
+        above = CS[i, HASTY_GE_1 + HIGHEST_SCALE - 1]
+        for b in range(cycles):
+            Y[tot + b] = Y[above + b]
         for k in range(HIGHEST_SCALE - 2, -1, -1):
-            row = Y[CS[i, HASTY_GE_1 + k] :]
-            for b in range(nb):
-                row[b] += above[b]
-                total[b] += row[b]
+            row = CS[i, HASTY_GE_1 + k]
+            for b in range(cycles):
+                Y[row + b] += Y[above + b]
+                Y[tot + b] += Y[row + b]
             above = row
-        defenses = Y[CS[i, HASTY_DEFENSES] :]
-        for b in range(nb):
-            defenses[b] = above[b]
+        dfs = CS[i, HASTY_DEFENSES]
+        for b in range(cycles):
+            Y[dfs + b] = Y[above + b]
 
 
 def flusher(always_single):
@@ -408,47 +409,47 @@ def flusher(always_single):
         dist_off, ranges, agg_sum, agg_any, derived, pair_rows = plan
         s1, s2, sl, sx, tot, AB = sums
         n = CS.shape[0]
-        ln = L[:nb]
+        cycles = np.uint64(nb)  # unsigned row + b: no wraparound code, the loops vectorise
         derived_rows(Y, CS, L, nb)
         single = True  # every cycle of the batch one round long
         if not always_single:
-            for b in range(nb):
-                single &= ln[b] == 1
+            for b in range(cycles):
+                single &= L[b] == 1
         for k in range(agg_sum.shape[1]):  # group and side rows (Layout.aggregation): sums
-            dst = Y[agg_sum[1, k] << lb :]
-            src = Y[agg_sum[0, k] << lb :]
-            for b in range(nb):
-                dst[b] += src[b]
+            dst = np.uint64(agg_sum[1, k] << lb)
+            src = np.uint64(agg_sum[0, k] << lb)
+            for b in range(cycles):
+                Y[dst + b] += Y[src + b]
         for k in range(agg_any.shape[1]):  # ... and "any member" of probability counts
-            dst = Y[agg_any[1, k] << lb :]
-            src = Y[agg_any[0, k] << lb :]
-            for b in range(nb):
-                dst[b] = max(dst[b], src[b])
+            dst = np.uint64(agg_any[1, k] << lb)
+            src = np.uint64(agg_any[0, k] << lb)
+            for b in range(cycles):
+                Y[dst + b] = max(Y[dst + b], Y[src + b])
         for k in range(derived.shape[1]):  # pair slots outside the rows
             i = derived[1, k]
             j = derived[2, k]
-            out = Y[derived[3, k] << lb :]
-            acts = Y[CS[i, ACTIONS] :]
-            for b in range(nb):
+            out = np.uint64(derived[3, k] << lb)
+            acts = CS[i, ACTIONS]
+            for b in range(cycles):
                 if derived[0, k] == DERIVED_BEFORE:
-                    out[b] = 1 if F[i, b] < F[j, b] else 0
+                    Y[out + b] = 1 if F[i, b] < F[j, b] else 0
                 else:
-                    out[b] = (1 if acts[b] == j else 0) + ((ln[b] - 1) if j == 0 else 0)
+                    Y[out + b] = (1 if Y[acts + b] == j else 0) + ((L[b] - 1) if j == 0 else 0)
         for e in range(ranges.shape[1]):  # one pass along the cycles per row
-            ys = Y[ranges[0, e] << lb :]
+            ys = np.uint64(ranges[0, e] << lb)
             slot = ranges[1, e]
             a1 = 0
             if single and ranges[2, e] != 0:  # y is 0 or 1, and L is 1: y^2 = y L = y
-                for b in range(nb):
-                    a1 += np.int64(ys[b])
+                for b in range(cycles):
+                    a1 += np.int64(Y[ys + b])
                 s1[slot] += a1
                 s2[slot] += a1
                 sl[slot] += a1
                 continue
             a2 = 0
             if always_single or single:  # L is 1: y L = y
-                for b in range(nb):
-                    v = np.int64(ys[b])
+                for b in range(cycles):
+                    v = np.int64(Y[ys + b])
                     a1 += v
                     a2 += v * v
                 s1[slot] += a1
@@ -456,58 +457,54 @@ def flusher(always_single):
                 sl[slot] += a1
                 continue
             al = 0
-            for b in range(nb):
-                v = np.int64(ys[b])
+            for b in range(cycles):
+                v = np.int64(Y[ys + b])
                 a1 += v
                 a2 += v * v
-                al += v * ln[b]
+                al += v * L[b]
             s1[slot] += a1
             s2[slot] += a2
             sl[slot] += al
         for k in range(pair_rows.shape[1]):
-            ya = Y[pair_rows[0, k] << lb :]
-            yb = Y[pair_rows[1, k] << lb :]
+            ya = np.uint64(pair_rows[0, k] << lb)
+            yb = np.uint64(pair_rows[1, k] << lb)
             acc = 0
-            for b in range(nb):
-                acc += np.int64(ya[b]) * np.int64(yb[b])
+            for b in range(cycles):
+                acc += np.int64(Y[ya + b]) * np.int64(Y[yb + b])
             sx[k] += acc
-        for b in range(nb):
+        for b in range(cycles):
             tot[0] += 1
-            tot[1] += ln[b]
-            tot[2] += ln[b] * ln[b]
+            tot[1] += L[b]
+            tot[2] += L[b] * L[b]
         for i in range(n):
-            acts = Y[CS[i, ACTIONS] :]  # actions_dist: the cycle's actions (and its stalemate)
+            acts = CS[i, ACTIONS]
             d = dist_off[i]
             for k in range(dist_off[i + 1] - d):
                 hits = 0
-                for b in range(nb):
-                    hits += 1 if acts[b] == k else 0
+                for b in range(cycles):
+                    hits += 1 if Y[acts + b] == k else 0
                 s1[d + k] += hits
                 s2[d + k] += hits
                 sl[d + k] += hits
             if n < nb:  # acts_before: i's first action strictly before j's, along the cycles
-                fi = F[i]
                 for j in range(n):
-                    fj = F[j]
                     before = 0
-                    for b in range(nb):
-                        before += 1 if fi[b] < fj[b] else 0
+                    for b in range(cycles):
+                        before += 1 if F[i, b] < F[j, b] else 0
                     AB[0, i, j] += before
         if n >= nb:  # ... or, for more combatants than cycles, along the combatants
             # F transposed: a cycle's steps contiguous
             for i in range(n):
-                for b in range(nb):
+                for b in range(cycles):
                     FT[b, i] = F[i, b]
-            for b in range(nb):
-                fb = FT[b]
+            for b in range(cycles):
                 for i in range(n):
-                    fi = fb[i]
-                    before = AB[0, i]
+                    fi = FT[b, i]
                     for j in range(n):
-                        before[j] += 1 if fi < fb[j] else 0
+                        AB[0, i, j] += 1 if fi < FT[b, j] else 0
         if not always_single and not single:  # a stalemate (R8) made some cycles two rounds long
-            for b in range(nb):
-                extra = ln[b] - 1
+            for b in range(cycles):
+                extra = L[b] - 1
                 if extra == 0:
                     continue
                 for i in range(n):
@@ -518,12 +515,12 @@ def flusher(always_single):
                     x = extra + y0
                     s1[d] += extra
                     s2[d] += x * x - y0
-                    sl[d] += x * ln[b] - y0
+                    sl[d] += x * L[b] - y0
                     if acts > 0:  # y = 1 at actions_dist.acts, counted with L = 1 above
                         sl[d + acts] += extra
                     for j in range(n):
                         AB[1, i, j] += extra if F[i, b] < F[j, b] else 0
-        for b in range(nb):
+        for b in range(cycles):
             L[b] = 0
         for m in range(Y.size):
             Y[m] = 0
