@@ -37,7 +37,8 @@ from simkit import engine, systems
 from simkit.metrics import flush_rows
 from simkit.metrics.registry import PROBABILITY, metric
 from simkit.scenario import ScenarioError, load_scenario, scenario_from_dict
-from simkit.systems.readiness import codes, kernel
+from simkit.systems.base import MAX_COMBATANTS
+from simkit.systems.readiness import codes, kernel, schema
 from simkit.systems.stream import chunk_state
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -249,6 +250,18 @@ def test_many_combatants_equal_the_twin(n, readiness, rounds, holds):
     SYSTEM.run_chunk(job.compiled, key, rounds, got)
     rows, lengths = cycles(tr.rows, tr.carries)
     assert got.equals(flush_rows(rows, job.layout, lengths))
+
+
+def test_counts_fit_the_counts_array():
+    """kernel.count_bound: validation's limits keep a cycle's counts within COUNT_DTYPE,
+    and the bound holds for the largest counts of a crowd at those limits."""
+    dice = MAX_COMBATANTS * schema.MAX_READINESS
+    assert kernel.count_bound(MAX_COMBATANTS, dice) <= np.iinfo(kernel.COUNT_DTYPE).max
+    scenario = crowd(MAX_COMBATANTS, schema.MAX_READINESS, True, seed=5)
+    job = engine.prepare(scenario)
+    tr = SYSTEM.trace(job.compiled, _key(5), 2)
+    rows, _ = cycles(tr.rows, tr.carries)
+    assert 0 < rows.max() <= kernel.count_bound(MAX_COMBATANTS, dice)
 
 
 # --------------------------------------------------------------------------- R3 example

@@ -13,7 +13,7 @@ compiles only what its path can reach (README: a few seconds).
 
 Counts and their sums
 ---------------------
-A round adds its counts to one column of the counts array ``Y`` (int32, a row per slot:
+A round adds its counts to one column of the counts array ``Y`` (uint16, a row per slot:
 the layout's count slots, the scenario counts, then rows the flush fills: the
 group/side slots and any acts_before or actions_dist slot a ratio pair needs; ``batch``
 columns, a power of two sized so that ``Y`` stays in the cache).  ``run_chunk`` gives
@@ -122,7 +122,9 @@ from simkit.systems.stream import STATE_WORDS, canonical_state, round_start
 from simkit.systems.support import JIT, unmanaged, with_columns
 
 HASTY_UP_TO = re.compile(schema.HASTY_UP_TO_PATTERN)
-BATCH_ENTRIES = 65536  # counts-array entries per batch (rows x cycles, int32): L1-sized
+BATCH_ENTRIES = 65536  # counts-array entries per batch (rows x cycles)
+COUNT_DTYPE = np.uint16  # a count of one cycle: at most count_bound() (its half the memory
+# of int32 makes the flush, a stream through the counts array, about a fifth faster)
 MAX_BATCH = 128
 ONE_ROUND = np.ones(1, dtype=np.int64)  # a traced round: a cycle of its own
 # Flush rows computed from other data (pair slots outside the count rows).
@@ -175,6 +177,17 @@ def defend_code(value: str, what: str) -> tuple[int, int]:
 def pool_of(faces) -> int:
     """Faces as a pool (the count of face f in bits 8(f-1)..8f-1)."""
     return sum(1 << (FIELD * (int(f) - 1)) for f in faces)
+
+
+def count_bound(n: int, dice: int) -> int:
+    """The largest count one cycle can put in a row of the counts array, for n combatants
+    rolling ``dice`` dice a round.  A cycle is one round, or a stalemate (nobody spends a
+    die) and the round after it.  A die spent adds at most HIGHEST_SCALE to a row
+    (hasty_scale_total; a group or side row sums its members); each round adds at most
+    one per combatant to a 0-or-1 count, at most its wound to edge_wound and at most
+    its dice to expired_dice."""
+    per_round = n * (1 + max(int(schema.MAX_WEAKNESS), int(SECONDARY_WOUND))) + dice
+    return int(HIGHEST_SCALE) * dice + 2 * per_round
 
 
 def compile_scenario(scenario, layout: Layout) -> Compiled:
@@ -237,6 +250,8 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
     rows, ranges, agg, derived, pair_rows = _emission(layout, frozenset(never))
     batch = 1 << (max(1, min(MAX_BATCH, BATCH_ENTRIES // rows)).bit_length() - 1)
     dice = int(params[P_DICE].sum())
+    # validation's limits keep every count in range (tests/test_readiness_kernel.py)
+    assert count_bound(n, dice) <= np.iinfo(COUNT_DTYPE).max
     return Compiled(
         layout=layout,
         params=params,
@@ -396,7 +411,7 @@ def flusher(always_single):
     def flush(Y, F, FT, L, nb, lb, CS, plan, sums):
         """Add cycles 0 .. nb - 1 of a batch to the running sums and zero them.
 
-        ``Y`` (int32) is the counts array, row-major with ``1 << lb`` cycles per row (row r,
+        ``Y`` (COUNT_DTYPE) is the counts array, row-major with ``1 << lb`` cycles per row (row r,
         cycle b at ``(r << lb) + b``), and ``F[i, b]`` the step of i's first action in
         cycle b's last round, so every loop below runs along the cycles of one row and
         vectorises (``FT``: room for F transposed, when acts_before runs along the
@@ -755,7 +770,7 @@ def _work(compiled: Compiled, columns: int, log: bool, params: np.ndarray):
         W,
         G,
         np.full((2, levels, width), -1, dtype=np.int64),
-        np.zeros(compiled.rows * columns, dtype=np.int32),
+        np.zeros(compiled.rows * columns, dtype=COUNT_DTYPE),
         np.zeros((n, columns), dtype=np.int64),
         np.zeros(columns, dtype=np.int64),
         np.zeros(STATE_WORDS, dtype=np.uint64),

@@ -18,8 +18,8 @@ Arrays (fields named in ``codes.py``)
 ``G``   round scalars (``G_*``) and per-side dice left and actions taken (kept only
         when some combatant has a hold policy: only R5 asks for them).
 ``KT``  the R3 key trees (below).
-``Y``   counts (int32): ``Y[CS[i, ACTIONS] + col] += 1``, except that a hasty defense of
-        scale k counts only in row ``hasty_ge.k``, and attacks_received and no_action
+``Y``   counts (kernel.COUNT_DTYPE): ``Y[CS[i, ACTIONS] + col] += 1``, except that a hasty
+        defense of scale k counts only in row ``hasty_ge.k``, and attacks_received and no_action
         are not counted here: kernel.derived_rows derives them, and the rest of the
         hasty counts, from the rows (attacks_received = undefended + defended +
         hasty_only, #11's identity; no_action from actions); ``CS`` the layout's
