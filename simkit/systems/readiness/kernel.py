@@ -123,8 +123,8 @@ from simkit.systems.support import JIT, unmanaged, with_columns
 
 HASTY_UP_TO = re.compile(schema.HASTY_UP_TO_PATTERN)
 BATCH_ENTRIES = 65536  # counts-array entries per batch (rows x cycles)
-COUNT_DTYPE = np.uint16  # a count of one cycle: at most count_bound() (its half the memory
-# of int32 makes the flush, a stream through the counts array, about a fifth faster)
+COUNT_DTYPE = np.uint16  # a count of one cycle, at most count_bound(); half the memory of
+# int32, and the flush streams through the counts array: about a fifth faster
 MAX_BATCH = 128
 ONE_ROUND = np.ones(1, dtype=np.int64)  # a traced round: a cycle of its own
 # Flush rows computed from other data (pair slots outside the count rows).
@@ -492,7 +492,7 @@ def flusher(always_single):
             tot[1] += L[b]
             tot[2] += L[b] * L[b]
         for i in range(n):
-            acts = CS[i, ACTIONS]
+            acts = CS[i, ACTIONS]  # actions_dist: the cycle's actions (and its stalemate)
             d = dist_off[i]
             for k in range(dist_off[i + 1] - d):
                 hits = 0
