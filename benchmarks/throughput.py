@@ -79,13 +79,15 @@ def kernel_time(path: Path, rounds: int) -> float:
 SIMULATION = re.compile(r"rounds, seed \S+, ([0-9.]+) s \(")  # simkit run's summary line
 
 
-def run_child(args: list[str]) -> tuple[float, float, float]:
+def run_child(
+    args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+) -> tuple[float, float, float]:
     """Wall time, CPU time (user + system, s) and, for ``simkit run``, the simulation
     time it reports (the kernels and the merging of chunks: no start-up, no output) of
-    one child process."""
+    one child process (``env`` and ``cwd`` as for subprocess.run)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(args, capture_output=True, text=True)
+    proc = subprocess.run(args, capture_output=True, text=True, env=env, cwd=cwd)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
