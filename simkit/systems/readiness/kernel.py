@@ -53,7 +53,7 @@ from simkit.metrics import Layout, Sums
 from simkit.metrics.layout import OP_SUM
 from simkit.metrics.registry import PROBABILITY, metric
 from simkit.metrics.sums import aggregate_round
-from simkit.systems.base import EVENT_WIDTH, code_of, share_code
+from simkit.systems.base import EVENT_WIDTH, MAX_COMBATANTS, code_of, share_code
 from simkit.systems.readiness import codes, schema
 from simkit.systems.readiness.codes import (
     ACTIONS,
@@ -126,6 +126,10 @@ BATCH_ENTRIES = 65536  # counts-array entries per batch (rows x cycles)
 COUNT_DTYPE = np.uint16  # a count of one cycle, at most count_bound(); half the memory of
 # int32, and the flush streams through the counts array: about a fifth faster
 MAX_BATCH = 128
+# flush's 16-bit copy of the first-action steps: every step of a round is below the
+# round's dice (at most MAX_COMBATANTS * MAX_READINESS); NO_STEP becomes the cap
+STEP_CAP = np.int16(32767)
+assert MAX_COMBATANTS * schema.MAX_READINESS < STEP_CAP and MAX_BATCH < STEP_CAP
 ONE_ROUND = np.ones(1, dtype=np.int64)  # a traced round: a cycle of its own
 # Flush rows computed from other data (pair slots outside the count rows).
 DERIVED_BEFORE, DERIVED_DIST = 0, 1
@@ -414,11 +418,12 @@ def flusher(always_single):
         ``Y`` (COUNT_DTYPE) is the counts array, row-major with ``1 << lb`` cycles per row (row r,
         cycle b at ``(r << lb) + b``), and ``F[i, b]`` the step of i's first action in
         cycle b's last round, so every loop below runs along the cycles of one row and
-        vectorises (``FT``: room for F transposed, when acts_before runs along the
-        combatants instead).  ``ranges`` [3, k]: the row, slot and "0 or 1 per round" flag of every
-        row emitted (count slots, scenario counts, group and side slots).  ``AB[0]`` and
-        ``AB[1]`` collect acts_before: cycles where i's first action came before j's, and
-        the extra rounds (L - 1) of those cycles (``drive`` adds them to the sums).
+        vectorises (``FT``: room for F transposed in 16 bits and a row of counts, when
+        acts_before runs along the combatants instead).  ``ranges`` [3, k]: the row, slot
+        and "0 or 1 per round" flag of every row emitted (count slots, scenario counts,
+        group and side slots).  ``AB[0]`` and ``AB[1]`` collect acts_before: cycles where
+        i's first action came before j's, and the extra rounds (L - 1) of those cycles
+        (``drive`` adds them to the sums).
         ``plan``: (dist_off, ranges, agg_sum, agg_any, derived, pair_rows); ``sums``: (s1,
         s2, sl, sx, tot, AB)."""
         dist_off, ranges, agg_sum, agg_any, derived, pair_rows = plan
@@ -508,15 +513,25 @@ def flusher(always_single):
                         before += 1 if F[i, b] < F[j, b] else 0
                     AB[0, i, j] += before
         if n >= nb:  # ... or, for more combatants than cycles, along the combatants
-            # F transposed: a cycle's steps contiguous
-            for i in range(n):
+            # F transposed, a cycle's steps contiguous, in 16 bits (STEP_CAP: the same
+            # order); for each i, the cycles in which i acted before j are counted in
+            # 16 bits too (16 combatants per vector instruction), in the room after the
+            # batch's rows, and added to AB once per batch
+            m = np.uint64(n)
+            for i in range(m):
                 for b in range(cycles):
-                    FT[b, i] = F[i, b]
-            for b in range(cycles):
-                for i in range(n):
-                    fi = FT[b, i]
-                    for j in range(n):
-                        AB[0, i, j] += 1 if fi < FT[b, j] else 0
+                    FT[b * m + i] = min(F[i, b], STEP_CAP)
+            acc = cycles * m
+            for i in range(m):
+                for j in range(m):
+                    FT[acc + j] = 0
+                for b in range(cycles):
+                    row = b * m
+                    fi = FT[row + i]
+                    for j in range(m):
+                        FT[acc + j] += np.int16(fi < FT[row + j])
+                for j in range(m):
+                    AB[0, i, j] += FT[acc + j]
         if not always_single and not single:  # a stalemate (R8) made some cycles two rounds long
             for b in range(cycles):
                 extra = L[b] - 1
@@ -816,7 +831,7 @@ def run_chunk(
             sums.sx,
             sums.tot,
             np.zeros((2, n, n), dtype=np.int64),
-            np.zeros((compiled.batch, n), dtype=np.int64),  # flush: F transposed
+            np.zeros((compiled.batch + 1) * n, dtype=np.int16),  # flush: F transposed
         )
     )
 
