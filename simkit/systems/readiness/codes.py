@@ -232,10 +232,10 @@ assert N_P + N_W <= N_FIELDS
 H_FRESH, H_HOLDING, H_RELEASED, H_NORMAL = _fields(4)
 NO_STEP = np.int64(1 << 40)  # W_FIRST / W_LOWEST before any action
 
-# G: round scalars, then two per-side vectors (dice left, actions taken).
+# G: round scalars, then two per-side vectors (combatants with dice, actions taken).
 (
     G_STEP,  # own actions taken so far this round (the next action's step)
-    G_DICE_LEFT,  # unspent dice of everyone
+    G_ARMED,  # combatants with unspent dice (R5 asks whether any opponent has one)
     G_HOLDING,  # combatants holding (H_HOLDING)
     G_WAITING_FOR_ENEMY,  # of them, until_enemy_acts holders
     G_RELEASED,  # released until_enemy_acts holders yet to declare (H_RELEASED)
@@ -250,8 +250,8 @@ NO_STEP = np.int64(1 << 40)  # W_FIRST / W_LOWEST before any action
     G_SIDES,  # number of sides
     G_STALEMATE_ROW,  # row of the scenario count "stalemate" in the counts array
 ) = _fields(15)
-G_SIDE_DICE = np.int64(15)  # G[G_SIDE_DICE + s]: unspent dice of side s;
-# G[G_SIDE_DICE + G[G_SIDES] + s]: own actions of side s
+G_SIDE_ARMED = np.int64(15)  # G[G_SIDE_ARMED + s]: combatants of side s with unspent dice;
+# G[G_SIDE_ARMED + G[G_SIDES] + s]: own actions of side s
 
 # R3 keys (rules.py): (v << KEY_V) | (count of v << KEY_COUNT) | (T2 rank << KEY_RANK)
 # | (twin << KEY_TWIN) | (KEY_INDEX - i), the leaves of trees of GROUP-wide levels:

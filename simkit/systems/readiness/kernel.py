@@ -73,7 +73,7 @@ from simkit.systems.readiness.codes import (
     G_ORDER,
     G_PREP,
     G_ROUND,
-    G_SIDE_DICE,
+    G_SIDE_ARMED,
     G_SIDES,
     G_STALEMATE_ROW,
     GROUP,
@@ -772,7 +772,7 @@ def _work(compiled: Compiled, columns: int, log: bool, params: np.ndarray):
     n = compiled.n
     W = np.zeros((n, N_FIELDS), dtype=np.int64)
     W[:, :N_P] = params.T
-    G = np.zeros(G_SIDE_DICE + 2 * compiled.n_sides, dtype=np.int64)
+    G = np.zeros(G_SIDE_ARMED + 2 * compiled.n_sides, dtype=np.int64)
     G[G_ORDER], G[G_PREP], G[G_HOLDER_ACTIONS] = compiled.rules
     G[G_SIDES] = compiled.n_sides
     log_batch = columns.bit_length() - 1

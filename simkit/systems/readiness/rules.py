@@ -15,7 +15,7 @@ Arrays (fields named in ``codes.py``)
         s's guards in ``GL``, scenario order).
 ``W``   ``W[i, W_*]`` the round's state of combatant i (``P`` and ``W`` are the columns of one
         array: a combatant's fields are contiguous, the row length a compile-time constant).
-``G``   round scalars (``G_*``) and per-side dice left and actions taken (kept only
+``G``   round scalars (``G_*``) and per side who has dice and actions taken (kept only
         when some combatant has a hold policy: only R5 asks for them).
 ``KT``  the R3 key trees (below).
 ``Y``   counts (kernel.COUNT_DTYPE): ``Y[CS[i, ACTIONS] + col] += 1``, except that a hasty
@@ -97,7 +97,7 @@ from simkit.systems.readiness.codes import (
     EXPIRED_DICE,
     FACE_BITS,
     FIRST_ACTION,
-    G_DICE_LEFT,
+    G_ARMED,
     G_EVENTS,
     G_HOLDER_ACTIONS,
     G_HOLDING,
@@ -106,7 +106,7 @@ from simkit.systems.readiness.codes import (
     G_PREP,
     G_RELEASED,
     G_ROUND,
-    G_SIDE_DICE,
+    G_SIDE_ARMED,
     G_SIDES,
     G_STALEMATE_ROW,
     G_STEP,
@@ -426,14 +426,15 @@ def spend(P, W, G, KT, i, v, do, holds):
     its pool, which the caller knows: the actor's from its R3 key, so the spend need not
     wait for the pool to find it).  Returns ``v``.  No branch on the dice: a combatant in
     R3 gets the key of what is left (the same key when ``do`` is 0).  ``holds``: the
-    player's ``may_hold`` (False: nobody ever leaves R3 and nothing asks for the dice
-    left)."""
+    player's ``may_hold`` (False: nobody ever leaves R3 and nothing asks who has dice)."""
     pool = W[i, W_POOL]
     rest = pool - do * one_die(max(v, 1))
     W[i, W_POOL] = rest
-    if holds and G[G_MAY_HOLD] != 0:  # dice left per side: only R5 asks
-        G[G_DICE_LEFT] -= do
-        G[G_SIDE_DICE + P[i, P_SIDE]] -= do
+    # who has dice, per side: only R5 asks; counted when a pool empties (rarely per
+    # spend), not per die: a store on every spend cost about a tenth of a round
+    if holds and G[G_MAY_HOLD] != 0 and rest == 0 and pool != 0:
+        G[G_ARMED] -= 1
+        G[G_SIDE_ARMED + P[i, P_SIDE]] -= 1
     if not holds or W[i, W_IN_R3] != 0:  # holders are not in R3
         set_key(KT, R3_SET, i, key_of(rest, W[i, W_RANK]))
     return v
@@ -442,7 +443,7 @@ def spend(P, W, G, KT, i, v, do, holds):
 # --------------------------------------------------------------------------- R4, R5, R7
 @njit(**HELPER)
 def opponents_have_dice(P, G, i):
-    return G[G_DICE_LEFT] - G[G_SIDE_DICE + P[i, P_SIDE]] > 0
+    return G[G_ARMED] - G[G_SIDE_ARMED + P[i, P_SIDE]] > 0
 
 
 @njit(**HELPER)
@@ -585,8 +586,8 @@ def round_player(log, may_hold):
         G[G_STEP] = 0
         if may_hold:  # what only R5 asks for (a player without holds keeps none of it)
             for k in range(2 * G[G_SIDES]):
-                G[G_SIDE_DICE + k] = 0
-            G[G_DICE_LEFT] = 0
+                G[G_SIDE_ARMED + k] = 0
+            G[G_ARMED] = 0
             G[G_HOLDING] = 0
             G[G_WAITING_FOR_ENEMY] = 0
             G[G_RELEASED] = 0
@@ -614,10 +615,10 @@ def round_player(log, may_hold):
                     event(EV, G, EV_PREP, i, NOBODY, pool, ready, ZERO)
             W[i, W_ATTACKED] = 0
             W[i, W_FIRST] = NO_STEP
-            if may_hold:  # R5's state: dice left per side, hold states, held dice
-                left = dice_in(W[i, W_POOL])
-                G[G_DICE_LEFT] += left
-                G[G_SIDE_DICE + P[i, P_SIDE]] += left
+            if may_hold:  # R5's state: who has dice per side, hold states, held dice
+                armed = np.int64(W[i, W_POOL] != 0)
+                G[G_ARMED] += armed
+                G[G_SIDE_ARMED + P[i, P_SIDE]] += armed
                 holds = P[i, P_HOLD] != HOLD_NEVER and not no_hold
                 W[i, W_STATE] = H_FRESH if holds else H_NORMAL
                 W[i, W_HELD] = 0
@@ -666,7 +667,7 @@ def round_player(log, may_hold):
                 # released at once) or its event has passed (docs/rules-decisions.md)
                 W[c, W_STATE] = H_NORMAL
                 hold = P[c, P_HOLD]
-                side_acts = G[G_SIDE_DICE + G[G_SIDES] + P[c, P_SIDE]]
+                side_acts = G[G_SIDE_ARMED + G[G_SIDES] + P[c, P_SIDE]]
                 if opponents_have_dice(P, G, c) and (
                     (hold == HOLD_UNTIL_ATTACKED and W[c, W_ATTACKED] == 0)
                     or (hold == HOLD_UNTIL_ENEMY_ACTS and G[G_STEP] == side_acts)
@@ -703,7 +704,7 @@ def round_player(log, may_hold):
                     may_hold and G[G_MAY_HOLD] != 0
                 ):  # what R5 asks: lowest initiative, actions per side
                     W[c, W_LOWEST] = min(W[c, W_LOWEST], a)
-                    G[G_SIDE_DICE + G[G_SIDES] + side] += 1
+                    G[G_SIDE_ARMED + G[G_SIDES] + side] += 1
                 if log:
                     event(EV, G, EV_ACT, c, NOBODY, a, np.int64(by_holder), ZERO)
                 share = P[c, P_SHARE]
