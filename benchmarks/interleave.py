@@ -9,10 +9,12 @@ rounds of the same scenario (``engine.simulate``, one worker, the same seed) in 
 ``--turns`` times, the order alternating.  Both see the same background load, so their
 ratio is steady: two copies of the same tree measure within about 2% of each other.
 Printed: the mean time per round of each and its ratio to the first revision, with the
-range of the ratios of single turns (first to third quartile).
+range of the ratios of single turns (first to third quartile).  A call of
+``engine.simulate`` has a fixed cost of about 2 ms (workers, sums, merging): keep the
+turns long enough (the default 200,000 rounds) that it does not dilute the ratio.
 
 Usage: python benchmarks/interleave.py REV REV [REV ...] --scenario FILE
-       [--rounds 20000] [--turns 60]
+       [--rounds 200000] [--turns 60]
        (a revision is anything git names, or ``.`` for the working tree)
 Example: python benchmarks/interleave.py HEAD~1 . --scenario scenarios/party_vs_wolves.toml
 """
@@ -73,7 +75,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("revisions", nargs="+", help="git revisions; '.' is the working tree")
     parser.add_argument("--scenario", required=True, help="scenario file (TOML)")
-    parser.add_argument("--rounds", type=int, default=20_000, help="rounds per turn")
+    parser.add_argument("--rounds", type=int, default=200_000, help="rounds per turn")
     parser.add_argument("--turns", type=int, default=60, help="turns of each revision")
     args = parser.parse_args()
     if len(args.revisions) < 2:

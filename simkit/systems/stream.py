@@ -34,8 +34,8 @@ Working array: words 0-3 xoshiro (valid unless pending), 4 buffer, 5 bytes unuse
 Draw primitives (the plain-Python port in ``tests/naive_rng.py`` must match):
 
 ``roll(st, sides)``
-    One die: bytes are drawn until one is below ``256 - 256 % sides``; the die is
-    ``byte % sides + 1``.
+    One die (``roll_many``: several, the same draws): bytes are drawn until one is below
+    ``256 - 256 % sides``; the die is ``byte % sides + 1``.
 ``below(st, n)``
     A uniform integer in ``[0, n)``.  ``n == 1`` draws nothing.  ``2 <= n <= 256``
     uses byte rejection as for dice; larger ``n`` uses a fresh 64-bit output with
@@ -127,6 +127,35 @@ def roll(st, sides):
         b = next_byte(st)
         if b < limit:
             return b % sides + 1
+
+
+@njit(**JIT, forceinline=True)
+def roll_many(st, count, sides, field, face_bits):
+    """``count`` rolls of ``roll(st, sides)``, the same draws, with the byte buffer in
+    registers (``roll`` goes through the state array for every byte): the dice as
+    ``sum(1 << field * (face - 1))`` and their faces in the order drawn, ``face_bits``
+    each (die k at bits face_bits k ..)."""
+    limit = 256 - 256 % sides
+    buf = st[4]
+    left = st[5]
+    pool = np.int64(0)
+    faces = np.int64(0)
+    for k in range(count):
+        while True:
+            if left == 0:
+                buf = next_u64(st)
+                left = np.uint64(8)
+            b = np.int64(buf & np.uint64(0xFF))
+            buf = buf >> np.uint64(8)
+            left = left - np.uint64(1)
+            if b < limit:
+                break
+        f = b % sides + 1
+        pool += np.int64(1) << (field * (f - 1))
+        faces |= f << (face_bits * k)
+    st[4] = buf
+    st[5] = left
+    return pool, faces
 
 
 @njit(**JIT, forceinline=True)

@@ -172,7 +172,7 @@ from simkit.systems.readiness.codes import (
     W_RELEASE_EVENT,
     W_STATE,
 )
-from simkit.systems.stream import below, chance, next_byte, roll
+from simkit.systems.stream import below, chance, next_byte, roll_many
 from simkit.systems.support import JIT, JIT_DISABLED, leading_zeros
 
 # Compile time and speed.  Every jitted function costs a full numba pipeline (about
@@ -593,13 +593,8 @@ def round_player(log, may_hold):
             G[G_RELEASED] = 0
         # R1: every combatant's dice, in scenario order
         for i in range(n):
-            pool = ZERO
-            faces = ZERO
-            for k in range(P[i, P_DICE]):
-                f = roll(st, SIDES)
-                pool += one_die(f)
-                if log:  # the roll event shows the faces in the order drawn
-                    faces |= f << (FACE_BITS * k)
+            # (the roll event shows the faces in the order drawn)
+            pool, faces = roll_many(st, P[i, P_DICE], SIDES, FIELD, FACE_BITS)
             if log and P[i, P_FIXED] != 0:  # trace(dice=...): drawn as usual, then replaced
                 pool = P[i, P_FIXED_POOL]
                 faces = P[i, P_FIXED_FACES]
