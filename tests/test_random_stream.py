@@ -28,6 +28,7 @@ from simkit.systems.stream import (
     first_outputs,
     next_u64,
     roll,
+    roll_many,
     round_start,
     round_start_lazy,
 )
@@ -365,6 +366,41 @@ def test_lazy_round_start_draws_the_same(seed):
         assert _naive_drive(ns, kinds, params) == results[0][0]
         assert ns.state() == six(lazy)
     assert starts == {ROLL, BELOW, CHANCE}
+
+
+@njit(cache=False)
+def _roll_many(st, counts, sides, out, states):
+    """``roll_many`` for each count in turn: its pool (one byte field per face) and
+    faces, and the canonical state after it."""
+    for k in range(counts.size):
+        out[k, 0], out[k, 1] = roll_many(st, counts[k], sides, 8, 3)
+        c = canonical_state(st)
+        for j in range(CANONICAL_WORDS):
+            states[k, j] = c[j]
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_roll_many_is_rolls_one_by_one(lazy):
+    """``roll_many`` (the buffer in registers) draws what ``roll`` draws one die at a
+    time, from an eager or a pending round start, across the ends of outputs."""
+    key = chunk_state(np.random.SeedSequence(11), 2)[:4].copy()
+    rng = np.random.default_rng(11)
+    for r in range(200):
+        sides = int(rng.choice([2, 3, 6, 10, 256]))
+        counts = rng.integers(0, 21, size=int(rng.integers(1, 6))).astype(np.int64)
+        st = np.zeros(STATE_WORDS, np.uint64)
+        (round_start_lazy if lazy else round_start)(st, key, r)
+        out = np.zeros((counts.size, 2), np.int64)
+        states = np.zeros((counts.size, CANONICAL_WORDS), np.uint64)
+        _roll_many(st, counts, sides, out, states)
+        ns = NaiveStream.for_round([int(w) for w in key], r)
+        for k, count in enumerate(counts):
+            faces = [ns.roll(sides) for _ in range(count)]
+            pool = sum(1 << (8 * (f - 1)) for f in faces if sides <= 8)
+            packed = sum(f << (3 * j) for j, f in enumerate(faces))
+            if sides <= 7:  # faces fit their 3 bits and the pool its byte fields
+                assert out[k].tolist() == [pool, packed], (r, k)
+            assert [int(w) for w in states[k]] == ns.state(), (r, k)
 
 
 @njit

@@ -143,6 +143,7 @@ def roll_many(st, count, sides, field, face_bits):
     for k in range(count):
         while True:
             if left == 0:
+                st[5] = np.uint64(0)  # the buffer used up: next_u64 of a pending state asks
                 buf = next_u64(st)
                 left = np.uint64(8)
             b = np.int64(buf & np.uint64(0xFF))
