@@ -35,7 +35,12 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from against import git  # noqa: E402  (this directory's module)
+
 IMPORTS = re.compile(r"\bsimkit(?=\.|\s+import\b|\s*$)", re.MULTILINE)
 
 
@@ -48,12 +53,12 @@ def export(rev: str, into: Path, name: str) -> None:
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_text(path.read_text())
     else:
-        out = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", rev, "simkit"], capture_output=True
-        )
-        if out.returncode != 0:
-            raise SystemExit(f"git archive {rev}: {out.stderr.decode().strip()}")
-        with tarfile.open(fileobj=io.BytesIO(out.stdout)) as tar:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", git("rev-parse", "--verify", rev), "simkit"],
+            capture_output=True,
+            check=True,
+        ).stdout  # (bytes: against.git reads text)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(into / "_archive", filter="data")
         (into / "_archive" / "simkit").rename(target)
     for path in target.rglob("*.py"):
@@ -99,14 +104,7 @@ def main() -> None:
                 start = time.perf_counter()
                 simulate(scenario, args.rounds, seq, workers=1)
                 times[k][turn] = time.perf_counter() - start
-    labels = [
-        rev
-        if rev == "."
-        else subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", rev], capture_output=True, text=True
-        ).stdout.strip()
-        for rev in args.revisions
-    ]
+    labels = [rev if rev == "." else git("rev-parse", "--short", rev) for rev in args.revisions]
     print(
         f"{Path(args.scenario).name}: {args.turns} turns of {args.rounds:,} rounds each, "
         f"one process, one worker"

@@ -515,8 +515,8 @@ def flusher(always_single):
         if n >= nb:  # ... or, for more combatants than cycles, along the combatants
             # F transposed, a cycle's steps contiguous, in 16 bits (STEP_CAP: the same
             # order); for each i, the cycles in which i acted before j are counted in
-            # 16 bits too (16 combatants per vector instruction), in the room after the
-            # batch's rows, and added to AB once per batch
+            # 16 bits too (four times the combatants of int64 per vector instruction), in
+            # the room after the batch's rows, and added to AB once per batch
             m = np.uint64(n)
             for i in range(m):
                 for b in range(cycles):
