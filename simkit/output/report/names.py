@@ -41,16 +41,31 @@ def side_of_group(scenario: Any, group: str) -> str:
     return next(c.side for c in scenario.combatants if c.group == group)
 
 
-def value_words(value: Any) -> str:
+# A policy word: ``until_attacked``, ``hasty_up_to:2`` (lower-case words joined by "_", an
+# optional ":N"). Anything else (a combatant's name such as ``Wolf_Alpha:2``) is shown as written.
+_POLICY_WORD = re.compile(r"[a-z]+(?:_[a-z]+)*(?::-?[0-9]+)?", re.ASCII)
+
+
+def value_words(value: Any, field: Any = None) -> str:
     """A field value in words: ``until_attacked`` -> ``until attacked``,
-    ``hasty_up_to:2`` -> ``hasty up to 2``, ``True`` -> ``yes``."""
+    ``hasty_up_to:2`` -> ``hasty up to 2``, ``True`` -> ``yes``.
+
+    Only policy words are rewritten; a name is shown as written. With ``field`` (the
+    value's :class:`~simkit.systems.base.Field`), a free-text field (no choices, no
+    pattern: ``target``) is never rewritten, whatever its value looks like."""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:g}"
     if value is None:
         return "–"
-    return str(value).replace("_", " ").replace(":", " ")
+    text = str(value)
+    free_text = getattr(field, "choices", None) is None and getattr(field, "pattern", None) is None
+    if field is not None and free_text:
+        return text
+    if not _POLICY_WORD.fullmatch(text):
+        return text
+    return text.replace("_", " ").replace(":", " ")
 
 
 def field_words(name: str) -> str:

@@ -269,8 +269,26 @@ def render_html(page: Page) -> str:
 
 
 # --------------------------------------------------------------------------- Markdown
+# Characters that Markdown reads as markup wherever they stand (CommonMark lets a backslash
+# escape any ASCII punctuation): a name or a description is shown as written, never as HTML,
+# code, a link, emphasis, a heading or a table cell break.
+_MD_ALWAYS = re.compile(r"([\\`*\[\]<>|~#])")
+# "_" opens or closes emphasis only at a word's edge ("party_vs_wolves" is safe as it is).
+_MD_EDGE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+# "&amp;", "&#60;": an entity would be decoded.
+_MD_ENTITY = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
+
+
+def md_text(text: str) -> str:
+    """``text`` escaped for Markdown: every character that could start markup is
+    backslash-escaped, so a viewer shows the text as written and renders no HTML."""
+    text = _MD_ALWAYS.sub(r"\\\1", str(text))
+    text = _MD_EDGE_UNDERSCORE.sub(r"\\_", text)
+    return _MD_ENTITY.sub(r"\\&", text)
+
+
 def _md(text: str) -> str:
-    return text.replace("|", "\\|")
+    return md_text(text)
 
 
 def md_table(table: Table) -> str:
@@ -285,39 +303,40 @@ def md_table(table: Table) -> str:
         if i in table.members:
             cells[0] = "  ↳ " + cells[0]
         lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
-    out = ([f"**{table.title}**", ""] if table.title else []) + lines
+    out = ([f"**{md_text(table.title)}**", ""] if table.title else []) + lines
     if table.note:
-        out += ["", f"*{table.note}*"]
+        out += ["", f"*{md_text(table.note)}*"]
     return "\n".join(out)
 
 
 def render_markdown(page: Page) -> str:
-    parts = [f"# {page.title}", "", page.meta, ""]
+    m = md_text
+    parts = [f"# {m(page.title)}", "", m(page.meta), ""]
     for section in page.sections:
-        parts += [f"## {section.title}", ""]
+        parts += [f"## {m(section.title)}", ""]
         for kind, item in section.items:
             if kind == "text":
-                parts += [item, ""]
+                parts += [m(item), ""]
             elif kind == "sentences":
-                parts += [" ".join(item), ""]
+                parts += [" ".join(m(x) for x in item), ""]
             elif kind == "list":
-                parts += [f"- {x}" for x in item] + [""]
+                parts += [f"- {m(x)}" for x in item] + [""]
             elif kind == "h3":
-                parts += [f"### {item}", ""]
+                parts += [f"### {m(item)}", ""]
             elif kind == "table":
                 parts += [md_table(item), ""]
             elif kind == "plot":
                 parts += [
-                    f"![{item.title}]({item.name})",
+                    f"![{m(item.title)}]({item.name})",
                     "",
-                    f"*{item.title}.* {item.caption}",
+                    f"*{m(item.title)}.* {m(item.caption)}",
                     "",
                 ]
             elif kind == "notes":
-                parts += [f"{mark} {text}" for mark, text in item] + [""]
+                parts += [f"{mark} {m(text)}" for mark, text in item] + [""]
             elif kind == "files":
                 parts += ["Data (tidy CSV): " + ", ".join(f"[{n}]({n})" for n in item) + ".", ""]
     return "\n".join(parts)
 
 
-__all__ = ["CSS", "html_table", "md_table", "render_html", "render_markdown", "Any"]
+__all__ = ["CSS", "html_table", "md_table", "md_text", "render_html", "render_markdown", "Any"]

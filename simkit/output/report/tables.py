@@ -168,7 +168,7 @@ def combatant_table(data: ReportData, numbers: Numbers) -> Table:
                 default = spec.default
                 if isinstance(default, str | int | float | bool) and value == default:
                     continue
-                settings.append(f"{field_words(name)} {value_words(value)}")
+                settings.append(f"{field_words(name)} {value_words(value, spec)}")
             label = numbers.label(group) if same else m.name
             rows.append([label, m.side, str(system.stat(m.params)), ", ".join(settings) or "–"])
     return Table(
@@ -195,7 +195,7 @@ def _defaults_note(system: Any) -> str:
         if name in (system.main_field, "name", "side", "count"):
             continue
         if isinstance(spec.default, str | int | float | bool):
-            parts.append(f"{field_words(name)} {value_words(spec.default)}")
+            parts.append(f"{field_words(name)} {value_words(spec.default, spec)}")
     return "Defaults: " + ", ".join(parts) + "." if parts else ""
 
 
