@@ -59,7 +59,7 @@ _numba_cache_dir()
 
 if TYPE_CHECKING:
     from simkit.analysis.compare import Comparison, compare
-    from simkit.analysis.report import report
+    from simkit.analysis.report_runs import report
     from simkit.analysis.result import Result
     from simkit.analysis.sweep import SweepResult, sweep
     from simkit.analysis.tune import Tuning, tune

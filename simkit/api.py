@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from simkit.analysis.compare import Comparison, compare
-from simkit.analysis.report import report
+from simkit.analysis.report_runs import report
 from simkit.analysis.result import Result
 from simkit.analysis.run import as_scenario
 from simkit.analysis.run import run as _run

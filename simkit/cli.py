@@ -510,7 +510,7 @@ def _finish(text: str, out: Any, files: Callable[[], dict[str, Any]] | None) -> 
 
 
 def _render(result: Any, args: argparse.Namespace) -> str:
-    from simkit.output import tables
+    from simkit.output import terminal as tables
 
     by = getattr(args, "by", "combatant")
     metrics = getattr(args, "metrics", None)
@@ -596,7 +596,7 @@ def _scheduler(args: argparse.Namespace) -> Any:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from simkit.analysis.report import make_report, plan
+    from simkit.analysis.report_runs import make_report, plan
 
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
@@ -715,7 +715,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _render_sweep(result: Any, args: argparse.Namespace) -> str:
-    from simkit.output import tables
+    from simkit.output import terminal as tables
 
     if args.format != "table":
         t = result.level_table(args.by) if args.by != "combatant" else result.table
@@ -761,7 +761,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         elif args.format == "json":
             text = t.to_json(orient="records", indent=1)
         else:
-            from simkit.output import tables
+            from simkit.output import terminal as tables
 
             text = tables.markdown(list(t.columns), t.astype(str).values.tolist())
     return _finish(text, out, comparison.files)

@@ -25,13 +25,13 @@ from simkit.cli import main
 from simkit.metrics import Z95
 from simkit.output.progress import ProgressBar
 
-report_module = importlib.import_module("simkit.analysis.report")
-render_module = importlib.import_module("simkit.output.report")
-figures_module = importlib.import_module("simkit.output.report.figures")
-findings_module = importlib.import_module("simkit.output.report.findings")
-tables_module = importlib.import_module("simkit.output.report.tables")
-numbers_module = importlib.import_module("simkit.output.report.numbers")
-format_module = importlib.import_module("simkit.output.format")
+report_module = importlib.import_module("simkit.analysis.report_runs")
+render_module = importlib.import_module("simkit.output.report_document")
+figures_module = importlib.import_module("simkit.output.report_document.figures")
+findings_module = importlib.import_module("simkit.output.report_document.findings")
+tables_module = importlib.import_module("simkit.output.report_document.tables")
+numbers_module = importlib.import_module("simkit.output.report_document.readings")
+format_module = importlib.import_module("simkit.output.numbers")
 files_module = importlib.import_module("simkit.output.files")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -440,7 +440,7 @@ def test_vary_and_target_replace_the_default_sweep(tmp_path, capsys):
     assert "Wolf.readiness" in sweep.columns and "offset" not in sweep.columns
     tune = pd.read_csv(out / "tune.csv")
     assert list(tune["values"]) == ["readiness 2", "readiness 3", "readiness 4"]
-    from simkit.output.report.names import sweep_axis
+    from simkit.output.report_document.names import sweep_axis
 
     xs, labels, _ = sweep_axis(tuning.sweep, 0)
     assert labels == ["2", "3", "4"] and xs == [2.0, 3.0, 4.0]  # offsets as the values they gave

@@ -140,12 +140,12 @@ class Comparison:
         """Differences as text: the rows that differ significantly (every row if
         ``all_metrics``), then the narrowing line; ``by``, ``metrics``, ``width`` as
         for ``Result.format_table``."""
-        from simkit.output.tables import comparison_table
+        from simkit.output.terminal import comparison_table
 
         return comparison_table(self, all_metrics=all_metrics, **options)
 
     def _repr_html_(self) -> str:
-        from simkit.output.html import comparison_html
+        from simkit.output.notebook import comparison_html
 
         return comparison_html(self)
 

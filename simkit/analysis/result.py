@@ -22,7 +22,7 @@ from simkit.metrics import (
     level_estimates,
 )
 from simkit.output import files as output_files
-from simkit.output.format import csv_number
+from simkit.output.numbers import csv_number
 from simkit.scenario import Scenario, suggest
 
 if TYPE_CHECKING:
@@ -286,12 +286,12 @@ class Result:
 
     def format_table(self, **options: Any) -> str:
         """The table ``simkit run`` prints."""
-        from simkit.output.tables import result_table
+        from simkit.output.terminal import result_table
 
         return result_table(self, **options)
 
     def _repr_html_(self) -> str:
-        from simkit.output.html import result_html
+        from simkit.output.notebook import result_html
 
         return result_html(self)
 

@@ -149,7 +149,7 @@ class SweepResult:
     ) -> str:
         """One row per (grid point, combatant / group / side); ``metrics`` (default
         first_action, actions, attacked_before_acting) as ``mean ± h``."""
-        from simkit.output.tables import cell, fit, grid, header_of
+        from simkit.output.terminal import cell, fit, grid, header_of
 
         chosen = list(metrics) if metrics else list(PLOT_METRICS)
         present = [m for m in chosen if (self.level_table(by).metric == m).any()]
@@ -184,7 +184,7 @@ class SweepResult:
         return "\n".join(fit(lines, width))
 
     def _repr_html_(self) -> str:
-        from simkit.output.html import sweep_html
+        from simkit.output.notebook import sweep_html
 
         return sweep_html(self)
 

@@ -103,6 +103,6 @@ def play_trace(
         for e in tr.events:
             if int(e[0]) == r:
                 lines.append("  " + system.event_text(e, scenario))
-    from simkit.output.tables import fit
+    from simkit.output.terminal import fit
 
     return "\n".join(fit(lines))

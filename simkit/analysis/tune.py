@@ -28,7 +28,7 @@ from simkit.analysis.sweep import SweepResult, sweep
 from simkit.analysis.targets import Target, parse_target
 from simkit.engine import RngLike, layout_for
 from simkit.metrics import COMBATANT, GROUP, SIDE, Estimate, metric_slots
-from simkit.output.format import format_estimate
+from simkit.output.numbers import format_estimate
 from simkit.scenario import Scenario, ScenarioError, parse_vary
 from simkit.scenario.specs import VarySpec
 from simkit.scenario.specs import cell as cell_text
@@ -115,7 +115,7 @@ class Tuning:
         return pd.DataFrame(rows, columns=columns)
 
     def format_table(self, width: int = 100) -> str:
-        from simkit.output.tables import fit, grid
+        from simkit.output.terminal import fit, grid
 
         keys = [*self.fields] + (["values"] if any(p.actual for p in self.points) else [])
         key_rows = [
@@ -163,7 +163,7 @@ class Tuning:
         return OutputDir(out_dir, "out_dir").write(self.files())
 
     def _repr_html_(self) -> str:
-        from simkit.output.html import tuning_html
+        from simkit.output.notebook import tuning_html
 
         return tuning_html(self)
 

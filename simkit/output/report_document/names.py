@@ -28,19 +28,6 @@ def group_label(scenario: Any, group: str) -> str:
     return f"{group} ×{n}" if n > 1 else group
 
 
-def label_of(scenario: Any, level: str, name: str) -> str:
-    """How a combatant, group or side is named in a report."""
-    if level == "group":
-        return group_label(scenario, name)
-    if level == "side":
-        return name
-    return name
-
-
-def side_of_group(scenario: Any, group: str) -> str:
-    return next(c.side for c in scenario.combatants if c.group == group)
-
-
 def value_words(value: Any) -> str:
     """A field value in words: ``until_attacked`` -> ``until attacked``,
     ``hasty_up_to:2`` -> ``hasty up to 2``, ``True`` -> ``yes``."""

@@ -17,13 +17,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from simkit.metrics import UnknownMetric, metric
-from simkit.output.format import (
+from simkit.output.numbers import (
     csv_number,
     format_difference,
     format_estimate,
     format_mean,
     format_ratio,
-    is_percent,
 )
 
 WIDTH = 100
@@ -270,7 +269,3 @@ def comparison_table(
     )
     lines.append(comparison.narrowing_line())
     return "\n".join(fit(lines, width))
-
-
-def percent_or_plain(name: str) -> bool:
-    return is_percent(name)

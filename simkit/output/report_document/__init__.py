@@ -4,9 +4,9 @@ The modules, by job: ``names`` (how groups, values and rule IDs read), ``numbers
 (estimates per side, group and combatant), ``findings`` (sentences), ``tables``,
 ``figures`` (which plots), ``data`` (CSV files), ``page`` (HTML, Markdown and CSS) and
 ``document`` (everything put together: :func:`build_report`).  What a report simulates
-is ``simkit.analysis.report``; nothing here simulates.
+is ``simkit.analysis.report_runs``; nothing here simulates.
 
-Attributes are loaded on first use, so that ``simkit.output.report.names`` stays light.
+Attributes are loaded on first use, so that ``simkit.output.report_document.names`` stays light.
 """
 
 from __future__ import annotations
