@@ -42,6 +42,7 @@ from simkit.analysis.run import as_scenario, check_rounds
 from simkit.deferred import pandas as pd
 from simkit.engine import RawRun, RngLike, seed_sequence, seed_value, simulate
 from simkit.metrics import COMBATANT, GROUP, ROUNDS, SIDE, Z95, metric_slots, t_quantile_975
+from simkit.output import result_files
 from simkit.output.files import OutputDir
 from simkit.scenario import Scenario, ScenarioError, apply_set
 
@@ -157,7 +158,7 @@ class Comparison:
 
     def files(self) -> dict[str, str]:
         """``compare.csv`` (``table``), by file name."""
-        return {"compare.csv": self.table.to_csv(index=False, float_format="%.10g")}
+        return result_files.compare_files(self)
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write :meth:`files` into the result directory ``out_dir`` as a whole."""
