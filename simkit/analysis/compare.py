@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from simkit.analysis.result import Result
-from simkit.analysis.run import as_scenario, check_rounds
+from simkit.analysis.run import as_scenario
 from simkit.deferred import pandas as pd
 from simkit.engine import RawRun, RngLike, seed_sequence, seed_value, simulate
 from simkit.metrics import COMBATANT, GROUP, ROUNDS, SIDE, Z95, metric_slots, t_quantile_975
@@ -230,9 +230,6 @@ def compare(
             f"only in A: {', '.join(only_a) or 'none'}; only in B: {', '.join(only_b) or 'none'}"
         )
     rounds = scenario_a.rounds if rounds is None else rounds
-    rounds = check_rounds(rounds)
-    if isinstance(batch_rounds, bool) or not isinstance(batch_rounds, int) or batch_rounds < 1:
-        raise ValueError(f"batch_rounds must be a positive integer, got {batch_rounds!r}")
     batch = batch_size(rounds, batch_rounds)
     seq = seed_sequence(scenario_a.seed if rng is None else rng)
     seed = seed_value(seq)

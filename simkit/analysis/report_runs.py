@@ -467,8 +467,6 @@ def make_report(
 
     scenario = as_scenario(scenario_or_path)
     rounds = scenario.rounds if rounds is None else rounds
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 2:
-        raise ValueError(f"rounds must be an integer >= 2, got {rounds!r}")
     data = simulate_report(
         scenario, rounds, rng, workers=workers, progress=progress, vary=vary, target=target
     )

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from simkit.analysis.result import COLUMNS, Result
-from simkit.analysis.run import as_scenario, check_rounds, run
+from simkit.analysis.run import as_scenario, run
 from simkit.deferred import pandas as pd
 from simkit.engine import RngLike, seed_sequence, seed_value
 from simkit.engine.distributed import connect
@@ -231,7 +231,6 @@ def sweep(
     axes = parse_vary(scenario, vary, label)
     if rounds is None:
         rounds = file_rounds if file_rounds is not None else scenario.rounds
-    rounds = check_rounds(rounds)
     scenarios = grid_scenarios(scenario, axes, label)
     seq = seed_sequence(scenario.seed if rng is None else rng)  # once: the same for every point
     start = time.perf_counter()

@@ -29,7 +29,7 @@ from simkit.analysis.targets import Target, parse_target
 from simkit.engine import RngLike, layout_for
 from simkit.metrics import COMBATANT, GROUP, SIDE, Estimate, metric_slots
 from simkit.output.numbers import format_estimate
-from simkit.scenario import Scenario, ScenarioError, parse_vary
+from simkit.scenario import Scenario
 from simkit.scenario.specs import VarySpec
 from simkit.scenario.specs import cell as cell_text
 
@@ -236,9 +236,6 @@ def tune(
         ``.table``, ``.plot()``, ``.write(dir)`` (tune.csv and tune.png).
     """
     scenario = as_scenario(scenario_or_path)
-    axes = parse_vary(scenario, vary, "vary")
-    if len(axes) > 2:
-        raise ScenarioError(f"vary: tune varies one or two fields, got {len(axes)}")
     if not isinstance(target, Target):
         target = parse_target(scenario, target, available_metrics(scenario), label="target")
     result = sweep(
