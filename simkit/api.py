@@ -184,10 +184,10 @@ def read_grid(
     where = label
     if vary is None:
         if file_vary is None:
-            raise ArgumentError(
-                f"{label}: missing; give {label} 'COMBATANT.FIELD=VALUES' (e.g. "
-                "'Wolf.readiness=1..5') or a [sweep] table with vary = [...] in the scenario "
-                "file"
+            raise ScenarioError(
+                f"{label}: missing, and {scenario.source} has nothing to vary; give {label} "
+                "'COMBATANT.FIELD=VALUES' (e.g. 'Wolf.readiness=1..5') or a [sweep] table "
+                "with vary = [...] in the scenario file"
             )
         vary, where = file_vary, f"{scenario.source}: sweep.vary"
     axes = parse_vary(scenario, vary, where)

@@ -683,3 +683,44 @@ def test_terminal_stderr_shows_the_bar_with_rounds_per_second():
     err = b"".join(chunks).decode()
     assert "\r[" in err and "rounds/s" in err and "/2,000,000 rounds" in err
     assert err.endswith("\r\x1b[K")  # erased at the end
+
+
+MATH_NAMES = """[scenario]
+name = "Dollars $\\\\frac{1}{2}$"
+system = "readiness"
+seed = 7
+
+[[combatant]]
+name = '$\\undefinedcommand{x}$'
+side = '$\\undefinedcommand{north}$'
+readiness = 3
+
+[[combatant]]
+name = "Ragnar"
+side = "south"
+readiness = 3
+"""
+
+
+def test_names_with_dollars_are_drawn_as_written(tmp_path, capsys):
+    """A name is plain text in every plot: '$\\undefinedcommand{x}$' would make
+    matplotlib's mathtext fail (and '$...$' would be typeset) if it were parsed."""
+    from matplotlib.text import Text
+
+    from simkit.output.plots import figure_png
+
+    path = tmp_path / "dollars.toml"
+    path.write_text(MATH_NAMES)
+    scenario = simkit.validate(path)
+    assert scenario.names[0] == "$\\undefinedcommand{x}$"
+    sweep_out, report_out = tmp_path / "sweep", tmp_path / "report"
+    vary = ["--vary", "$\\undefinedcommand{x}$.readiness=2..3"]
+    assert main(["sweep", str(path), *vary, "--rounds", "500", "--out", str(sweep_out)]) == 0
+    assert (sweep_out / "sweep_actions.png").read_bytes().startswith(b"\x89PNG")
+    assert main(["report", str(path), "--rounds", "500", "--out", str(report_out)]) == 0
+    assert len(list(report_out.glob("*.png"))) >= 3
+    capsys.readouterr()
+    figure = simkit.run(scenario, rounds=500).plot("actions")
+    figure_png(figure)
+    texts = [t for t in figure.findobj(Text) if "undefinedcommand" in t.get_text()]
+    assert texts and not any(t.get_parse_math() for t in texts)
