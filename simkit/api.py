@@ -67,6 +67,7 @@ __all__ = [
     "check_rounds",
     "check_seed",
     "check_set",
+    "check_trace_rounds",
     "compare",
     "make_report",
     "read_dice",
@@ -116,6 +117,11 @@ def check_count(value: Any, low: int, high: int, label: str | None = None) -> in
 def check_rounds(value: Any, label: str | None = "rounds") -> int:
     """Rounds to play: an integer from 1 to MAX_ROUNDS, the bound of a scenario file."""
     return check_count(value, 1, MAX_ROUNDS, label)
+
+
+def check_trace_rounds(value: Any, label: str | None = "rounds") -> int:
+    """Rounds of a trace: an integer from 1 to MAX_TRACE_ROUNDS (1000)."""
+    return check_count(value, 1, MAX_TRACE_ROUNDS, label)
 
 
 def check_seed(value: Any, label: str | None = "seed") -> int:
@@ -428,7 +434,7 @@ def trace(
     the scenario's), as the rules see them; ``dice`` (``["Gunnar=6,6,2"]``) fixes the
     roll of a combatant (or, in group mode, of a side) in every round."""
     scenario = as_scenario(scenario_or_path)
-    rounds = check_count(rounds, 1, MAX_TRACE_ROUNDS, "rounds")
+    rounds = check_trace_rounds(rounds)
     seed = scenario.seed if seed is None else check_seed(seed)
     fixed = dict(dice) if isinstance(dice, Mapping) else read_dice(scenario, dice)
     return _trace.trace(scenario, rounds, seed, fixed)

@@ -116,7 +116,7 @@ def _checked(check: str, *args: Any) -> Callable[[str], int]:
 
 _rounds = _checked("check_rounds", None)
 _seed = _checked("check_seed", None)
-_trace_rounds = _checked("check_count", 1, 1000, None)  # api.MAX_TRACE_ROUNDS
+_trace_rounds = _checked("check_trace_rounds", None)
 _worker_count = _integer(1, MAX_WORKERS, f"an integer from 1 to {MAX_WORKERS}")
 _timeout = _number(0.1, 3600.0, "a number of seconds from 0.1 to 3600")
 
