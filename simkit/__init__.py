@@ -58,12 +58,18 @@ def _usable(path: str) -> bool:
 _numba_cache_dir()
 
 if TYPE_CHECKING:
-    from simkit.analysis.compare import Comparison, compare
-    from simkit.analysis.report import report
-    from simkit.analysis.result import Result
-    from simkit.analysis.sweep import SweepResult, sweep
-    from simkit.analysis.tune import Tuning, tune
-    from simkit.api import run, validate
+    from simkit.api import (
+        Comparison,
+        Result,
+        SweepResult,
+        Tuning,
+        compare,
+        report,
+        run,
+        sweep,
+        tune,
+        validate,
+    )
     from simkit.explorer import explore
     from simkit.scenario import Scenario, ScenarioError, load_scenario, with_changes
 

@@ -1,40 +1,231 @@
 """The public Python API: everything the command line does, callable from Python.
 
-A thin layer: each function validates its arguments, calls the analysis layer and
-returns a value object (:class:`~simkit.analysis.result.Result`, ``SweepResult``,
-``Comparison``, ...).
+Each function checks its arguments, calls the analysis layer and returns a value
+object (:class:`~simkit.analysis.result.Result`, ``SweepResult``, ``Comparison``,
+``Tuning``, ``Trace``).
+
+Every argument is checked here, once, where it enters simkit -- from Python or from the
+command line (which passes its option name as ``label``): rounds and seeds
+(:func:`check_rounds`, :func:`check_seed`), the varied fields of a grid
+(:func:`read_grid`), a balance target (:func:`read_target`), changes (:func:`check_set`),
+metric names (:func:`check_metrics`) and fixed dice (:func:`read_dice`).  A bad value is
+an :class:`ArgumentError` (or, for a spec that names a scenario's fields, a
+``ScenarioError``) whose message starts with the label, raised before anything is
+simulated.  The analysis layer below trusts what it is given.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simkit.analysis.compare import Comparison, compare
-from simkit.analysis.report import report
+from simkit.analysis import compare as _compare
+from simkit.analysis import report_runs as _report
+from simkit.analysis import sweep as _sweep
+from simkit.analysis import trace as _trace
+from simkit.analysis import tune as _tune
+from simkit.analysis.compare import Comparison
 from simkit.analysis.result import Result
 from simkit.analysis.run import as_scenario
 from simkit.analysis.run import run as _run
-from simkit.analysis.sweep import SweepResult, sweep
-from simkit.analysis.tune import Tuning, tune
-from simkit.engine import RngLike
-from simkit.scenario import Scenario
+from simkit.analysis.sweep import SweepResult
+from simkit.analysis.targets import Target, parse_target
+from simkit.analysis.trace import Trace
+from simkit.analysis.tune import Tuning
+from simkit.analysis.tune import available_metrics as available_metrics_by_level
+from simkit.engine import RngLike, layout_for
+from simkit.engine.distributed import Scheduler, SchedulerError
+from simkit.metrics import metric_slots
+from simkit.scenario import (
+    MAX_ROUNDS,
+    Scenario,
+    ScenarioError,
+    apply_set,
+    grid_scenarios,
+    parse_vary,
+    suggest,
+    sweep_table,
+)
+from simkit.scenario.specs import VarySpec
 
 __all__ = [
+    "MAX_ROUNDS",
+    "MAX_SEED",
+    "ArgumentError",
     "Comparison",
+    "Grid",
     "Result",
+    "Scheduler",
+    "SchedulerError",
     "SweepResult",
+    "Trace",
     "Tuning",
+    "available_metrics",
+    "check_metrics",
+    "check_rounds",
+    "check_seed",
+    "check_set",
+    "check_trace_rounds",
     "compare",
+    "make_report",
+    "read_dice",
+    "read_grid",
+    "read_target",
     "report",
+    "report_rounds",
     "run",
     "sweep",
+    "trace",
     "tune",
     "validate",
+    "warm_up",
 ]
 
+MAX_SEED = 2**63 - 1
+MAX_TRACE_ROUNDS = 1000
+LEVELS = ("combatant", "group", "side")
 
+
+class ArgumentError(ValueError):
+    """A bad argument (a count, a seed, a metric name...); the message starts with the
+    argument's name (or option) and says what is allowed."""
+
+
+# --------------------------------------------------------------------------- the checks
+def _prefix(label: str | None) -> str:
+    return f"{label}: " if label else ""
+
+
+def check_count(value: Any, low: int, high: int, label: str | None = None) -> int:
+    """An integer in [low, high], given as an int or as text (``"200_000"``)."""
+    number: Any = value
+    if isinstance(value, str):
+        try:
+            number = int(value.replace("_", ""))
+        except ValueError:
+            number = None
+    if isinstance(number, bool) or not isinstance(number, int) or not low <= number <= high:
+        text = value if isinstance(value, str) else repr(value)
+        shown = text if len(text) <= 40 else text[:40] + f"… ({len(text):,} characters)"
+        allowed = f"{low:,} to {high:,}" if high >= 10_000 else f"{low} to {high}"
+        raise ArgumentError(f"{_prefix(label)}expected an integer from {allowed}, got {shown!r}")
+    return number
+
+
+def check_rounds(value: Any, label: str | None = "rounds") -> int:
+    """Rounds to play: an integer from 1 to MAX_ROUNDS, the bound of a scenario file."""
+    return check_count(value, 1, MAX_ROUNDS, label)
+
+
+def check_trace_rounds(value: Any, label: str | None = "rounds") -> int:
+    """Rounds of a trace: an integer from 1 to MAX_TRACE_ROUNDS (1000)."""
+    return check_count(value, 1, MAX_TRACE_ROUNDS, label)
+
+
+def check_seed(value: Any, label: str | None = "seed") -> int:
+    """A seed: an integer from 0 to 2**63 - 1."""
+    return check_count(value, 0, MAX_SEED, label)
+
+
+def _rng(rng: RngLike, label: str = "rng") -> RngLike:
+    """An integer seed checked; a Generator, SeedSequence or None as given."""
+    if isinstance(rng, int):
+        return check_seed(rng, label)
+    return rng
+
+
+def _rounds(rounds: Any, label: str = "rounds") -> int | None:
+    return None if rounds is None else check_rounds(rounds, label)
+
+
+def available_metrics(scenario: Scenario, by: str = "combatant") -> list[str]:
+    """The metric names of ``scenario`` per combatant, group or side."""
+    slots = metric_slots(layout_for(scenario), by)
+    return list(dict.fromkeys(s.metric for s in slots if s.who and "." not in s.metric))
+
+
+def check_metrics(
+    scenario: Scenario, by: str, wanted: Sequence[str] | None, label: str = "metrics"
+) -> list[str] | None:
+    """``wanted`` checked against the metrics of ``scenario`` per ``by``."""
+    if by not in LEVELS:
+        raise ArgumentError(f"by: no level {by!r}; allowed: {', '.join(LEVELS)}")
+    if not wanted:
+        return None
+    available = available_metrics(scenario, by)
+    unknown = [m for m in wanted if m not in available]
+    if unknown:
+        raise ArgumentError(
+            f"{label}: no metric {unknown[0]!r}{suggest(unknown[0], available)} per {by}; "
+            f"available: {', '.join(available)}"
+        )
+    return list(wanted)
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The varied fields of a sweep, tune or report, checked: the specs as given (or the
+    scenario file's ``[sweep]`` vary), the axes, the number of points, and the rounds
+    per point of the file's ``[sweep]`` table (None if it gives none)."""
+
+    vary: VarySpec
+    axes: tuple[Any, ...]
+    points: int
+    file_rounds: int | None
+
+
+def read_grid(
+    scenario: Scenario,
+    vary: VarySpec | None,
+    label: str = "vary",
+    *,
+    most: int | None = None,
+    what: str = "a sweep",
+) -> Grid:
+    """Parse ``vary`` (default: the file's ``[sweep]`` vary) and check every grid point;
+    ``most`` bounds the number of varied fields (tune and report: 2)."""
+    file_vary, file_rounds = sweep_table(scenario)
+    where = label
+    if vary is None:
+        if file_vary is None:
+            raise ScenarioError(
+                f"{label}: missing, and {scenario.source} has nothing to vary; give {label} "
+                "'COMBATANT.FIELD=VALUES' (e.g. 'Wolf.readiness=1..5') or a [sweep] table "
+                "with vary = [...] in the scenario file"
+            )
+        vary, where = file_vary, f"{scenario.source}: sweep.vary"
+    axes = parse_vary(scenario, vary, where)
+    if most is not None and len(axes) > most:
+        words = "one or two" if most == 2 else f"at most {most}"
+        raise ScenarioError(f"{label}: {what} varies {words} fields, got {len(axes)}")
+    points = len(grid_scenarios(scenario, axes, where))
+    return Grid(vary, tuple(axes), points, file_rounds)
+
+
+def read_target(scenario: Scenario, text: str | Target, label: str = "target") -> Target:
+    """A balance target (``"side:monsters.actions / side:party.actions = 1"``) checked
+    against the metrics of ``scenario``."""
+    if isinstance(text, Target):
+        return text
+    return parse_target(scenario, text, available_metrics_by_level(scenario), label=label)
+
+
+def check_set(scenario: Scenario, changes: Any, label: str = "set") -> Scenario:
+    """``scenario`` with ``changes`` applied (every change checked)."""
+    items = [changes] if isinstance(changes, str) else changes
+    return apply_set(scenario, items, label=label)
+
+
+def read_dice(
+    scenario: Scenario, specs: Sequence[str], label: str = "dice"
+) -> dict[int, list[int]]:
+    """``["Gunnar=6,6,2"]`` checked against who rolls what in ``scenario``."""
+    return _trace.parse_dice(scenario, list(specs), label=label)
+
+
+# --------------------------------------------------------------------------- the commands
 def validate(scenario_or_path: Scenario | str | Path) -> Scenario:
     """Load and check a scenario; raises ScenarioError naming every problem."""
     return as_scenario(scenario_or_path)
@@ -77,6 +268,194 @@ def run(
         ``result.table`` is a tidy DataFrame (combatant, metric, mean, se, ci_low,
         ci_high); ``result.by("side")`` and ``result.by("group")`` aggregate.
     """
+    scenario = as_scenario(scenario_or_path)
     return _run(
-        scenario_or_path, rounds, rng, workers=workers, progress=progress, scheduler=scheduler
+        scenario,
+        _rounds(rounds),
+        _rng(rng),
+        workers=workers,
+        progress=progress,
+        scheduler=scheduler,
     )
+
+
+def sweep(
+    scenario_or_path: Scenario | str | Path,
+    vary: VarySpec | None = None,
+    rounds: int | None = None,
+    rng: RngLike = None,
+    *,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    scheduler: Any = None,
+) -> SweepResult:
+    """Run a scenario at every point of a grid of field values, with common random
+    numbers (see :func:`simkit.analysis.sweep.sweep` for the parameters).  Every grid
+    point is checked before anything is simulated."""
+    scenario = as_scenario(scenario_or_path)
+    grid = read_grid(scenario, vary)
+    rounds = _rounds(rounds)
+    if rounds is None:
+        rounds = grid.file_rounds or scenario.rounds
+    return _sweep.sweep(
+        scenario,
+        grid.vary,
+        rounds,
+        _rng(rng),
+        workers=workers,
+        progress=progress,
+        scheduler=scheduler,
+    )
+
+
+def compare(
+    a: Scenario | str | Path,
+    b: Scenario | str | Path | None = None,
+    *,
+    set: Sequence[str] | Mapping[str, Any] | str | None = None,
+    rounds: int | None = None,
+    rng: RngLike = None,
+    batch_rounds: int = 4096,
+    progress: Callable[[int], None] | None = None,
+    labels: tuple[str, str] | None = None,
+) -> Comparison:
+    """Compare two scenarios with common random numbers: paired differences B - A (see
+    :func:`simkit.analysis.compare.compare` for the parameters)."""
+    scenario = as_scenario(a)
+    if set is not None:
+        check_set(scenario, set)
+    return _compare.compare(
+        scenario,
+        b,
+        set=set,
+        rounds=_rounds(rounds),
+        rng=_rng(rng),
+        batch_rounds=check_count(batch_rounds, 1, MAX_ROUNDS, "batch_rounds"),
+        progress=progress,
+        labels=labels,
+    )
+
+
+def tune(
+    scenario_or_path: Scenario | str | Path,
+    vary: VarySpec,
+    target: str | Target,
+    rounds: int | None = None,
+    rng: RngLike = None,
+    *,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    scheduler: Any = None,
+) -> Tuning:
+    """Find the value(s) of one or two fields that meet a balance target (see
+    :func:`simkit.analysis.tune.tune` for the parameters)."""
+    scenario = as_scenario(scenario_or_path)
+    read_grid(scenario, vary, most=2, what="tune")
+    return _tune.tune(
+        scenario,
+        vary,
+        read_target(scenario, target),
+        _rounds(rounds),
+        _rng(rng),
+        workers=workers,
+        progress=progress,
+        scheduler=scheduler,
+    )
+
+
+def report_rounds(
+    scenario: Scenario,
+    rounds: int | None,
+    vary: Sequence[str] | str | None = None,
+    target: str | None = None,
+    labels: tuple[str, str, str] = ("rounds", "vary", "target"),
+) -> int:
+    """Every run of a report of ``scenario`` checked (rounds, ``vary``, ``target``)
+    without simulating; returns the total rounds it will play (for a progress bar)."""
+    rounds = scenario.rounds if rounds is None else check_rounds(rounds, labels[0])
+    if rounds < 2:
+        raise ArgumentError(f"{labels[0]}: a report needs at least 2 rounds, got {rounds}")
+    return _report.plan(scenario, rounds, vary, target, labels[1:]).total_rounds
+
+
+def make_report(
+    scenario_or_path: Scenario | str | Path,
+    rounds: int | None = None,
+    rng: RngLike = None,
+    *,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    vary: Sequence[str] | str | None = None,
+    target: str | None = None,
+) -> Any:
+    """Simulate and render a report in memory (see :func:`report`); writes nothing."""
+    scenario = as_scenario(scenario_or_path)
+    report_rounds(scenario, rounds, vary, target)
+    return _report.make_report(
+        scenario, rounds, _rng(rng), workers=workers, progress=progress, vary=vary, target=target
+    )
+
+
+def report(
+    scenario_or_path: Scenario | str | Path,
+    out_dir: str | Path,
+    rounds: int | None = None,
+    rng: RngLike = None,
+    *,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    vary: Sequence[str] | str | None = None,
+    target: str | None = None,
+) -> Path:
+    """Simulate a scenario and write its report into ``out_dir`` (see
+    :func:`simkit.analysis.report_runs.report` for the parameters); returns the path of
+    report.html."""
+    scenario = as_scenario(scenario_or_path)
+    report_rounds(scenario, rounds, vary, target)
+    return _report.report(
+        scenario,
+        out_dir,
+        rounds,
+        _rng(rng),
+        workers=workers,
+        progress=progress,
+        vary=vary,
+        target=target,
+    )
+
+
+def trace(
+    scenario_or_path: Scenario | str | Path,
+    rounds: int = 1,
+    seed: int | None = None,
+    dice: Sequence[str] | Mapping[int, list[int]] = (),
+) -> Trace:
+    """The play-by-play of rounds 1 .. ``rounds`` (at most 1000) of ``seed`` (default:
+    the scenario's), as the rules see them; ``dice`` (``["Gunnar=6,6,2"]``) fixes the
+    roll of a combatant (or, in group mode, of a side) in every round."""
+    scenario = as_scenario(scenario_or_path)
+    rounds = check_trace_rounds(rounds)
+    seed = scenario.seed if seed is None else check_seed(seed)
+    fixed = dict(dice) if isinstance(dice, Mapping) else read_dice(scenario, dice)
+    return _trace.trace(scenario, rounds, seed, fixed)
+
+
+def bench(rounds: int | None = None, workers: int | None = None) -> int:
+    """Measure rounds per second of each system here; prints a table (``simkit bench``)."""
+    from simkit import bench as _bench
+
+    return int(_bench.main(None if rounds is None else check_rounds(rounds), workers) or 0)
+
+
+def warm_up() -> Iterator[str]:
+    """Compile and cache every kernel of every system; yields one line per system."""
+    from simkit.engine.warmup import warm_all
+
+    yield from warm_all()
+
+
+# The analysis functions document their parameters; the checked entries here share it.
+sweep.__doc__ = _sweep.sweep.__doc__
+compare.__doc__ = _compare.compare.__doc__
+tune.__doc__ = _tune.tune.__doc__
+report.__doc__ = _report.report.__doc__

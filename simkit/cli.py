@@ -14,6 +14,10 @@ Contract (README, "Command line"):
 
 This module imports only the standard library at start-up; everything else is
 imported inside ``main``, so that Ctrl-C during start-up is handled like any other.
+It parses, checks ``--out``, calls :mod:`simkit.api` (which checks every value, once)
+and prints through :func:`simkit.output.render.render`; it imports nothing of simkit
+but ``simkit.api``, ``simkit.output`` and ``simkit.scenario.errors`` (an import-linter
+contract in pyproject.toml says so).
 """
 
 from __future__ import annotations
@@ -30,13 +34,10 @@ PROG = "simkit"
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
-MAX_ROUNDS = 10**12  # as a scenario file (scenario.validate.MAX_ROUNDS; a test checks)
-MAX_SEED = 2**63 - 1
 MAX_WORKERS = 256
-MAX_TRACE_ROUNDS = 1000
 CONNECT_TIMEOUT_S = 10.0
 LEVELS = ("combatant", "group", "side")
-FORMATS = ("table", "csv", "md", "json")
+FORMATS = ("table", "csv", "md", "json")  # simkit.output.render.FORMATS (a test checks)
 
 EXAMPLES = """\
 examples:
@@ -98,10 +99,25 @@ def _number(low: float, high: float, allowed: str) -> Callable[[str], float]:
     return parse
 
 
-_rounds = _integer(1, MAX_ROUNDS, f"an integer from 1 to {MAX_ROUNDS:,}")
-_seed = _integer(0, MAX_SEED, f"an integer from 0 to {MAX_SEED:,}")
+def _checked(check: str, *args: Any) -> Callable[[str], int]:
+    """An argparse type: the text checked by ``simkit.api.<check>`` (imported when an
+    option is given, so that ``--help`` stays light)."""
+
+    def parse(text: str) -> int:
+        from simkit import api
+
+        try:
+            return getattr(api, check)(text, *args)
+        except api.ArgumentError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
+_rounds = _checked("check_rounds", None)
+_seed = _checked("check_seed", None)
+_trace_rounds = _checked("check_trace_rounds", None)
 _worker_count = _integer(1, MAX_WORKERS, f"an integer from 1 to {MAX_WORKERS}")
-_trace_rounds = _integer(1, MAX_TRACE_ROUNDS, f"an integer from 1 to {MAX_TRACE_ROUNDS}")
 _timeout = _number(0.1, 3600.0, "a number of seconds from 0.1 to 3600")
 
 
@@ -225,7 +241,19 @@ def build_parser() -> _Parser:
         help="fix the roll of one combatant (or, in group mode, of a side) in every round: "
         "'Gunnar=6,6,2'; repeatable",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON object per event")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="table (default: a block of lines per round), or csv, md, json (one row per event)",
+    )
+    p.add_argument(
+        "--json",
+        dest="format",
+        action="store_const",
+        const="json",
+        help="the same as --format json",
+    )
     p.set_defaults(handler=_cmd_trace)
 
     p = sub.add_parser(
@@ -277,6 +305,12 @@ def build_parser() -> _Parser:
     )
     _add_common(p, rounds="rounds per grid point (default: the scenario's)")
     p.add_argument("--out", metavar="DIR", help="also write DIR/tune.csv and DIR/tune.png")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="table (default), or csv, md, json for piping",
+    )
     _add_scheduler(p)
     p.set_defaults(handler=_cmd_tune)
 
@@ -377,16 +411,16 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command is None:
         _emit(parser.format_help())
         return 0
-    from simkit.engine.distributed import SchedulerError
+    from simkit.api import ArgumentError, SchedulerError
     from simkit.output.files import OutputError
-    from simkit.scenario import ScenarioError
+    from simkit.scenario.errors import ScenarioError
 
     try:
         return args.handler(args)
     except ScenarioError as exc:
         first, *rest = str(exc).split("\n")
         _error(first, details=tuple(r.strip() for r in rest))
-    except (CliError, OutputError) as exc:
+    except (CliError, OutputError, ArgumentError) as exc:
         _error(str(exc))
     except SchedulerError as exc:  # dask missing, or the scheduler cannot be reached
         _error(f"--scheduler: {exc}")
@@ -509,107 +543,85 @@ def _finish(text: str, out: Any, files: Callable[[], dict[str, Any]] | None) -> 
     return 0
 
 
-def _render(result: Any, args: argparse.Namespace) -> str:
-    from simkit.output import tables
+def _render(kind: str, result: Any, args: argparse.Namespace) -> str:
+    """The result in the format of ``--format`` (simkit.output.render)."""
+    from simkit.output.render import render
 
-    by = getattr(args, "by", "combatant")
-    metrics = getattr(args, "metrics", None)
-    fmt = getattr(args, "format", "table")
     try:
-        if fmt == "json" and by == "combatant" and not metrics:
-            import json
-
-            return json.dumps(result.summary(), indent=2, allow_nan=False)
-        if fmt != "table":
-            rows = result.rows if by == "combatant" else result.level_rows(by)
-            return tables.level_rows_as(fmt, rows, by, metrics)
-        return result.format_table(by=by, metrics=metrics, width=_width())
+        return render(
+            kind,
+            result,
+            getattr(args, "format", "table"),
+            by=getattr(args, "by", "combatant"),
+            metrics=getattr(args, "metrics", None),
+            width=_width(),
+            all_metrics=getattr(args, "all", False),
+        )
     except KeyError as exc:
         raise CliError(f"--metrics: {exc.args[0]}") from None
 
 
-def _check_metrics(args: argparse.Namespace, available: Sequence[str]) -> None:
+def _metrics(args: argparse.Namespace, scenario: Any) -> None:
     """``--metrics`` checked before anything is simulated."""
-    wanted = getattr(args, "metrics", None) or []
-    unknown = [m for m in wanted if m not in available]
-    if unknown:
-        from simkit.scenario import suggest
+    from simkit import api
 
-        raise CliError(
-            f"--metrics: no metric {unknown[0]!r}{suggest(unknown[0], list(available))} "
-            f"per {getattr(args, 'by', 'combatant')}; available: {', '.join(available)}"
-        )
-
-
-def _available_metrics(scenario: Any, by: str) -> list[str]:
-    from simkit.engine import layout_for
-    from simkit.metrics import metric_slots
-
-    slots = metric_slots(layout_for(scenario), by)
-    return list(dict.fromkeys(s.metric for s in slots if s.who and "." not in s.metric))
+    api.check_metrics(scenario, args.by, args.metrics, "--metrics")
 
 
 # --------------------------------------------------------------------------- commands
 def validate(path: str) -> Any:
-    from simkit.api import validate as _validate
+    from simkit import api
 
-    return _validate(path)
-
-
-def _run_options(args: argparse.Namespace, scenario: Any) -> tuple[int, int]:
-    rounds = args.rounds if args.rounds is not None else scenario.rounds
-    seed = args.seed if args.seed is not None else scenario.seed
-    return rounds, seed
+    return api.validate(path)
 
 
-def _progress(total: int, what: str = "rounds") -> Any:
+def _progress(total: int) -> Any:
     from simkit.output.progress import ProgressBar
 
     return ProgressBar(total)
 
 
+def _scheduler(args: argparse.Namespace) -> Any:
+    if getattr(args, "scheduler", None) is None:
+        return None
+    from simkit import api
+
+    return api.Scheduler(args.scheduler, timeout=args.connect_timeout)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
-    from simkit.api import run
+    from simkit import api
 
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
-    _check_metrics(args, _available_metrics(scenario, args.by))
-    rounds, seed = _run_options(args, scenario)
+    _metrics(args, scenario)
+    rounds = args.rounds or scenario.rounds
     with _progress(rounds) as bar:
-        result = run(
+        result = api.run(
             scenario,
             rounds=rounds,
-            rng=seed,
+            rng=args.seed,
             workers=args.workers,
             progress=bar,
             scheduler=_scheduler(args),
         )
-    return _finish(_render(result, args), out, result.files)
-
-
-def _scheduler(args: argparse.Namespace) -> Any:
-    if getattr(args, "scheduler", None) is None:
-        return None
-    from simkit.engine.distributed import Scheduler
-
-    return Scheduler(args.scheduler, timeout=args.connect_timeout)
+    return _finish(_render("run", result, args), out, result.files)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from simkit.analysis.report import make_report, plan
+    from simkit import api
+    from simkit.output.render import render
 
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
-    rounds, seed = _run_options(args, scenario)
-    if rounds < 2:
-        raise CliError(f"--rounds: a report needs at least 2 rounds, got {rounds}")
-    # --vary and --target checked (every grid point too) before anything is simulated
-    total = plan(scenario, rounds, args.vary, args.target, ("--vary", "--target")).total_rounds
+    # --rounds, --vary and --target checked (every grid point too) before anything runs
+    labels = ("--rounds", "--vary", "--target")
+    total = api.report_rounds(scenario, args.rounds, args.vary, args.target, labels)
     with _progress(total) as bar:
-        rendered = make_report(
+        rendered = api.make_report(
             scenario,
-            rounds,
-            seed,
+            args.rounds,
+            args.seed,
             workers=args.workers,
             progress=bar,
             vary=args.vary,
@@ -625,7 +637,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
             )
         else:
             failure = ""
-    lines = [rendered.data.result.format_table(width=_width()), "", "Verdict:"]
+    lines = [render("run", rendered.data.result, width=_width()), "", "Verdict:"]
     lines += [f"- {line}" for line in rendered.verdict]
     lines += ["", "Findings:"]
     lines += [f"- {line}" for line in rendered.findings]
@@ -667,71 +679,42 @@ def describe(scenario: Any) -> str:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from simkit import bench
+    from simkit import api
 
-    return int(bench.main(args.rounds, args.workers) or 0)
+    return api.bench(args.rounds, args.workers)
 
 
 def _cmd_warmup(args: argparse.Namespace) -> int:
-    from simkit.engine.warmup import warm_all
+    from simkit import api
 
-    for line in warm_all():
+    for line in api.warm_up():
         _note(line)
     return 0
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from simkit.api import sweep
-    from simkit.scenario import grid_scenarios, parse_vary, sweep_table
+    from simkit import api
 
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
-    file_vary, file_rounds = sweep_table(scenario)
-    if args.vary is not None:
-        axes = parse_vary(scenario, args.vary, label="--vary")
-    elif file_vary is not None:
-        axes = parse_vary(scenario, file_vary, label=f"{scenario.source}: sweep.vary")
-    else:
-        raise CliError(
-            "--vary: missing; give --vary 'COMBATANT.FIELD=VALUES' (e.g. 'Wolf.readiness=1..5') "
-            "or a [sweep] table with vary = [...] in the scenario file"
-        )
-    points = len(grid_scenarios(scenario, axes, label="--vary"))  # every point checked
-    _check_metrics(args, _available_metrics(scenario, args.by))
-    rounds = args.rounds if args.rounds is not None else file_rounds or scenario.rounds
-    seed = args.seed if args.seed is not None else scenario.seed
-    with _progress(rounds * points) as bar:
-        result = sweep(
+    grid = api.read_grid(scenario, args.vary, "--vary")  # every point checked
+    _metrics(args, scenario)
+    rounds = args.rounds or grid.file_rounds or scenario.rounds
+    with _progress(rounds * grid.points) as bar:
+        result = api.sweep(
             scenario,
-            args.vary if args.vary is not None else file_vary,
+            grid.vary,
             rounds=rounds,
-            rng=seed,
+            rng=args.seed,
             workers=args.workers,
             progress=bar,
             scheduler=_scheduler(args),
         )
-    text = _render_sweep(result, args)
-    return _finish(text, out, result.files)
-
-
-def _render_sweep(result: Any, args: argparse.Namespace) -> str:
-    from simkit.output import tables
-
-    if args.format != "table":
-        t = result.level_table(args.by) if args.by != "combatant" else result.table
-        if args.metrics:
-            t = t[t.metric.isin(args.metrics)]
-        if args.format == "csv":
-            return t.to_csv(index=False, float_format="%.10g")
-        if args.format == "json":
-            return t.to_json(orient="records", indent=1)
-        return tables.markdown(list(t.columns), t.astype(str).values.tolist())
-    return result.format_table(metrics=args.metrics, by=args.by, width=_width())
+    return _finish(_render("sweep", result, args), out, result.files)
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from simkit.api import compare
-    from simkit.scenario import apply_set
+    from simkit import api
 
     if args.other is None and args.changes is None:
         raise CliError("B missing; give a second scenario file B or --set 'NAME.FIELD=VALUE'")
@@ -740,65 +723,44 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     scenario = validate(args.scenario)
     other = validate(args.other) if args.other is not None else None
     if args.changes is not None:
-        apply_set(scenario, args.changes, label="--set")  # checked before anything runs
+        api.check_set(scenario, args.changes, "--set")  # checked before anything runs
     out = _out_dir(args.out)
-    _check_metrics(args, _available_metrics(scenario, args.by))
-    rounds, seed = _run_options(args, scenario)
+    _metrics(args, scenario)
+    rounds = args.rounds or scenario.rounds
     with _progress(2 * rounds) as bar:
-        comparison = compare(
-            scenario, other, set=args.changes, rounds=rounds, rng=seed, progress=bar
+        comparison = api.compare(
+            scenario, other, set=args.changes, rounds=rounds, rng=args.seed, progress=bar
         )
-    if args.format == "table":
-        text = comparison.format_table(
-            all_metrics=args.all, by=args.by, metrics=args.metrics, width=_width()
-        )
-    else:
-        t = comparison.level_table(args.by)
-        if args.metrics:
-            t = t[t.metric.isin(args.metrics)]
-        if args.format == "csv":
-            text = t.to_csv(index=False, float_format="%.10g")
-        elif args.format == "json":
-            text = t.to_json(orient="records", indent=1)
-        else:
-            from simkit.output import tables
-
-            text = tables.markdown(list(t.columns), t.astype(str).values.tolist())
-    return _finish(text, out, comparison.files)
+    return _finish(_render("compare", comparison, args), out, comparison.files)
 
 
 def _cmd_trace(args: argparse.Namespace) -> int:
-    from simkit.analysis.trace import parse_dice, play_trace
+    from simkit import api
 
     scenario = validate(args.scenario)
-    dice = parse_dice(scenario, args.dice or [])
-    seed = args.seed if args.seed is not None else scenario.seed
-    _emit(play_trace(scenario, args.rounds, seed, dice, as_json=args.json))
+    dice = api.read_dice(scenario, args.dice or [], "--dice")
+    played = api.trace(scenario, args.rounds, args.seed, dice)
+    _emit(_render("trace", played, args))
     return 0
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:
-    from simkit.analysis.targets import parse_target
-    from simkit.analysis.tune import available_metrics, tune
-    from simkit.scenario import ScenarioError, grid_scenarios, parse_vary
+    from simkit import api
 
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
-    axes = parse_vary(scenario, args.vary, label="--vary")
-    if len(axes) > 2:
-        raise ScenarioError(f"--vary: tune varies one or two fields, got {len(axes)}")
-    points = len(grid_scenarios(scenario, axes, label="--vary"))
-    target = parse_target(scenario, args.target, available_metrics(scenario))
-    rounds, seed = _run_options(args, scenario)
-    with _progress(rounds * points) as bar:
-        tuning = tune(
+    grid = api.read_grid(scenario, args.vary, "--vary", most=2, what="tune")
+    target = api.read_target(scenario, args.target, "--target")
+    rounds = args.rounds or scenario.rounds
+    with _progress(rounds * grid.points) as bar:
+        tuning = api.tune(
             scenario,
             args.vary,
             target,
             rounds=rounds,
-            rng=seed,
+            rng=args.seed,
             workers=args.workers,
             progress=bar,
             scheduler=_scheduler(args),
         )
-    return _finish(tuning.format_table(width=_width()), out, tuning.files)
+    return _finish(_render("tune", tuning, args), out, tuning.files)

@@ -29,9 +29,9 @@ from simkit.analysis.result import Result
 from simkit.analysis.run import as_scenario
 from simkit.engine import seed_sequence, seed_value, simulate
 from simkit.metrics import t_quantile_975
-from simkit.output.format import format_difference, format_estimate
-from simkit.output.html import STYLE, table_html
-from simkit.output.tables import header_of
+from simkit.output.notebook import STYLE, table_html
+from simkit.output.numbers import format_difference, format_estimate
+from simkit.output.terminal import header_of
 from simkit.scenario import Scenario, ScenarioError, with_changes
 
 ROUNDS = 200_000

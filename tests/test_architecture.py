@@ -27,6 +27,49 @@ def test_layer_contracts_hold():
     assert "0 broken" in proc.stdout
 
 
+CLI_MAY_IMPORT = ("simkit.api", "simkit.output", "simkit.scenario.errors")
+
+
+def _simkit_imports(path: Path) -> list[tuple[int, str]]:
+    """Every simkit module ``path`` imports (at any depth of the file), with its line."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                module = f"{node.module}.{a.name}"
+                is_module = (PACKAGE.parent / module.replace(".", "/")).with_suffix(".py").exists()
+                is_package = (PACKAGE.parent / module.replace(".", "/")).is_dir()
+                found.append((node.lineno, module if is_module or is_package else node.module))
+    return [(line, m) for line, m in found if m == "simkit" or m.startswith("simkit.")]
+
+
+def test_the_command_line_imports_only_the_api_output_and_scenario_errors():
+    """cli.py parses, checks --out, calls simkit.api and prints through simkit.output;
+    the package itself (for __version__) is the only other simkit name it may use."""
+    imports = _simkit_imports(PACKAGE / "cli.py")
+    assert any(m == "simkit.api" for _, m in imports)
+    assert any(m.startswith("simkit.output.render") for _, m in imports)
+    wrong = [
+        f"cli.py:{line}: {m}"
+        for line, m in imports
+        if m != "simkit" and not any(m == a or m.startswith(a + ".") for a in CLI_MAY_IMPORT)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_import_contract_of_the_command_line_is_in_pyproject():
+    """The same rule for import-linter (which also sees imports this test cannot)."""
+    text = (ROOT / "pyproject.toml").read_text()
+    i = text.index('source_modules = ["simkit.cli"]')
+    contract = text[text.rindex("[[tool.importlinter.contracts]]", 0, i) : text.index("[[", i)]
+    assert 'type = "forbidden"' in contract
+    for layer in ("analysis", "engine", "metrics", "scenario", "systems", "bench", "explorer"):
+        assert f'"simkit.{layer}"' in contract
+    assert 'ignore_imports = ["simkit.cli -> simkit.scenario.errors"]' in contract
+
+
 def test_no_system_is_named_outside_the_systems_package():
     names = set(systems.names())
     found = []
@@ -42,7 +85,7 @@ def test_no_system_is_named_outside_the_systems_package():
 def test_import_simkit_is_light():
     code = (
         "import sys, simkit\n"
-        "heavy = [m for m in ('pandas', 'matplotlib', 'simkit.output.report', "
+        "heavy = [m for m in ('pandas', 'matplotlib', 'simkit.output.report_document', "
         "'simkit.analysis', 'numba') if m in sys.modules]\n"
         "print(','.join(heavy))"
     )

@@ -21,7 +21,7 @@ from simkit import systems
 from simkit.cli import main
 from simkit.engine import CHUNK_ROUNDS
 from simkit.output.progress import ProgressBar
-from simkit.output.tables import header_of
+from simkit.output.terminal import header_of
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import simkit
-from simkit import systems
+from simkit import cli, systems
 from simkit.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,21 +65,62 @@ def test_metrics_picks_columns_and_rejects_unknown_ones(capsys):
     assert "did you mean 'actions'" in err and len(err.splitlines()) == 1
 
 
-@pytest.mark.parametrize("fmt", ["csv", "json", "md"])
-def test_formats_for_piping(capsys, fmt):
+COMMANDS = {
+    "run": ["run", str(WOLVES)],
+    "sweep": ["sweep", str(WOLVES), "--vary", "Wolf.readiness=2..3"],
+    "compare": ["compare", str(WOLVES), "--set", "Wolf.readiness=3"],
+}
+
+
+@pytest.mark.parametrize("kind", list(COMMANDS))
+def test_every_format_is_drawn_from_the_same_rows(capsys, kind):
+    """csv, md and json of a command carry the same columns and rows; json is the one
+    documented shape (kind, parameters, rows, notes)."""
+    args = [*COMMANDS[kind], "--rounds", "3000", "--seed", "3", "--by", "side"]
+    printed = {}
+    for fmt in ("csv", "json", "md"):
+        status, printed[fmt], _ = run_cli(capsys, *args, "--format", fmt)
+        assert status == 0
+    rows = list(csv.DictReader(io.StringIO(printed["csv"])))
+    assert {r["side"] for r in rows} == {"party", "wolves"}
+    assert {"metric"} <= set(rows[0])
+    document = json.loads(printed["json"])
+    assert sorted(document) == ["kind", "notes", "parameters", "rows"]
+    assert document["kind"] == kind
+    assert document["parameters"]["by"] == "side" and document["parameters"]["seed"] == 3
+    assert [list(r) for r in document["rows"]] == [list(rows[0])] * len(rows)
+    for record, row in zip(document["rows"], rows, strict=True):
+        for column, text in row.items():
+            value = record[column]
+            if isinstance(value, float):
+                assert text == f"{value:.10g}"
+            else:
+                assert text == ("" if value is None else str(value))
+    md = printed["md"].splitlines()
+    assert md[0] == "| " + " | ".join(rows[0]) + " |"
+    assert len(md) == 2 + len(rows)
+
+
+def test_run_json_with_metrics_keeps_only_those(capsys):
     status, out, _ = run_cli(
-        capsys, "run", str(WOLVES), "--rounds", "3000", "--format", fmt, "--by", "side"
+        capsys, "run", str(WOLVES), "--rounds", "2000", "--format", "json", "--metrics", "actions"
     )
     assert status == 0
-    if fmt == "csv":
-        rows = list(csv.DictReader(io.StringIO(out)))
-        assert {r["side"] for r in rows} == {"party", "wolves"}
-        assert {"metric", "mean", "se", "ci_low", "ci_high"} <= set(rows[0])
-    elif fmt == "json":
-        records = json.loads(out)
-        assert {r["side"] for r in records} == {"party", "wolves"}
-    else:
-        assert out.startswith("| side | metric |")
+    document = json.loads(out)
+    assert document["parameters"]["metrics"] == ["actions"]
+    assert {r["metric"] for r in document["rows"]} == {"actions"}
+
+
+def test_an_unknown_format_is_an_error_in_one_place(capsys):
+    from simkit.output import render
+
+    with pytest.raises(ValueError, match="unknown format 'xml'; allowed: table, csv, md, json"):
+        render.render("run", object(), "xml")
+    with pytest.raises(ValueError, match="unknown kind 'policy'"):
+        render.render("policy", object(), "csv")
+    assert cli.FORMATS == render.FORMATS
+    status, out, err = run_cli(capsys, "run", str(WOLVES), "--format", "xml")
+    assert status == 2 and out == "" and "--format" in err
 
 
 def test_version_and_bare_command(capsys):

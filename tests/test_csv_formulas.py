@@ -32,3 +32,54 @@ def test_text_cells_and_headers_of_a_frame_are_made_safe():
     assert list(out.columns) == ["combatant", "'@x"]
     assert list(out["'@x"]) == [-0.5, 1.0]
     assert list(f["combatant"])[0].startswith("=")  # the original is untouched
+
+
+FORMULA_NAMES = """
+[scenario]
+name = "formulas"
+system = "readiness"
+
+[[combatant]]
+name = "=HYPERLINK(1)"
+side = "@party"
+readiness = 3
+
+[[combatant]]
+name = "-Wolf"
+side = "+wolves"
+readiness = 2
+"""
+
+
+def _csv_cells(text: str) -> list[str]:
+    import csv
+    import io
+
+    return [cell for row in csv.reader(io.StringIO(text)) for cell in row]
+
+
+def test_names_written_by_run_out_and_format_csv_are_text(tmp_path, capsys):
+    from simkit.cli import main
+
+    path = tmp_path / "formulas.toml"
+    path.write_text(FORMULA_NAMES, encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["run", str(path), "--rounds", "2000", "--seed", "7", "--workers", "1"]
+    assert main([*args, "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main([*args, "--format", "csv", "--by", "side"]) == 0
+    printed = capsys.readouterr().out
+    for text in ((out / "metrics.csv").read_text(encoding="utf-8"), printed):
+        cells = _csv_cells(text)
+        formulas = [c for c in cells if c.startswith(("=", "+", "@", "-")) and not _number(c)]
+        assert formulas == []
+    assert "'=HYPERLINK(1)" in _csv_cells((out / "metrics.csv").read_text(encoding="utf-8"))
+    assert "'+wolves" in _csv_cells(printed)
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

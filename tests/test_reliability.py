@@ -8,6 +8,7 @@ on SIGTERM, each with one line; no half-written or mixed results.
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import signal
@@ -21,7 +22,7 @@ import pytest
 
 import simkit.analysis.run
 import simkit.output.files
-from simkit import cli
+from simkit import api, cli
 from simkit.cli import main
 from simkit.output.files import OutputDir, OutputError
 from simkit.scenario import MAX_ROUNDS
@@ -101,8 +102,12 @@ def test_rounds_have_the_bounds_of_a_file(value, command, capsys, tmp_path, monk
     assert not (tmp_path / "r").exists()
 
 
-def test_cli_bounds_equal_the_file_bounds():
-    assert cli.MAX_ROUNDS == MAX_ROUNDS
+def test_cli_bounds_equal_the_file_bounds(capsys):
+    """The command line checks --rounds with simkit.api, whose bound is the file's."""
+    assert api.MAX_ROUNDS == MAX_ROUNDS
+    assert cli._rounds(f"{MAX_ROUNDS:_}") == MAX_ROUNDS
+    with pytest.raises(argparse.ArgumentTypeError, match="1,000,000,000,000"):
+        cli._rounds(str(MAX_ROUNDS + 1))
 
 
 # 4 -------------------------------------------------------------------- --out checked first

@@ -25,13 +25,13 @@ from simkit.cli import main
 from simkit.metrics import Z95
 from simkit.output.progress import ProgressBar
 
-report_module = importlib.import_module("simkit.analysis.report")
-render_module = importlib.import_module("simkit.output.report")
-figures_module = importlib.import_module("simkit.output.report.figures")
-findings_module = importlib.import_module("simkit.output.report.findings")
-tables_module = importlib.import_module("simkit.output.report.tables")
-numbers_module = importlib.import_module("simkit.output.report.numbers")
-format_module = importlib.import_module("simkit.output.format")
+report_module = importlib.import_module("simkit.analysis.report_runs")
+render_module = importlib.import_module("simkit.output.report_document")
+figures_module = importlib.import_module("simkit.output.report_document.figures")
+findings_module = importlib.import_module("simkit.output.report_document.findings")
+tables_module = importlib.import_module("simkit.output.report_document.tables")
+numbers_module = importlib.import_module("simkit.output.report_document.readings")
+format_module = importlib.import_module("simkit.output.numbers")
 files_module = importlib.import_module("simkit.output.files")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -440,7 +440,7 @@ def test_vary_and_target_replace_the_default_sweep(tmp_path, capsys):
     assert "Wolf.readiness" in sweep.columns and "offset" not in sweep.columns
     tune = pd.read_csv(out / "tune.csv")
     assert list(tune["values"]) == ["readiness 2", "readiness 3", "readiness 4"]
-    from simkit.output.report.names import sweep_axis
+    from simkit.output.report_document.names import sweep_axis
 
     xs, labels, _ = sweep_axis(tuning.sweep, 0)
     assert labels == ["2", "3", "4"] and xs == [2.0, 3.0, 4.0]  # offsets as the values they gave
@@ -683,3 +683,44 @@ def test_terminal_stderr_shows_the_bar_with_rounds_per_second():
     err = b"".join(chunks).decode()
     assert "\r[" in err and "rounds/s" in err and "/2,000,000 rounds" in err
     assert err.endswith("\r\x1b[K")  # erased at the end
+
+
+MATH_NAMES = """[scenario]
+name = "Dollars $\\\\frac{1}{2}$"
+system = "readiness"
+seed = 7
+
+[[combatant]]
+name = '$\\undefinedcommand{x}$'
+side = '$\\undefinedcommand{north}$'
+readiness = 3
+
+[[combatant]]
+name = "Ragnar"
+side = "south"
+readiness = 3
+"""
+
+
+def test_names_with_dollars_are_drawn_as_written(tmp_path, capsys):
+    """A name is plain text in every plot: '$\\undefinedcommand{x}$' would make
+    matplotlib's mathtext fail (and '$...$' would be typeset) if it were parsed."""
+    from matplotlib.text import Text
+
+    from simkit.output.plots import figure_png
+
+    path = tmp_path / "dollars.toml"
+    path.write_text(MATH_NAMES)
+    scenario = simkit.validate(path)
+    assert scenario.names[0] == "$\\undefinedcommand{x}$"
+    sweep_out, report_out = tmp_path / "sweep", tmp_path / "report"
+    vary = ["--vary", "$\\undefinedcommand{x}$.readiness=2..3"]
+    assert main(["sweep", str(path), *vary, "--rounds", "500", "--out", str(sweep_out)]) == 0
+    assert (sweep_out / "sweep_actions.png").read_bytes().startswith(b"\x89PNG")
+    assert main(["report", str(path), "--rounds", "500", "--out", str(report_out)]) == 0
+    assert len(list(report_out.glob("*.png"))) >= 3
+    capsys.readouterr()
+    figure = simkit.run(scenario, rounds=500).plot("actions")
+    figure_png(figure)
+    texts = [t for t in figure.findobj(Text) if "undefinedcommand" in t.get_text()]
+    assert texts and not any(t.get_parse_math() for t in texts)

@@ -118,7 +118,7 @@ def test_every_report_scenario_is_committed():
 
 @pytest.mark.parametrize("name", _scenarios())
 def test_fresh_reports_fit_1200_px(browser, tmp_path, name):
-    from simkit.analysis.report import make_report
+    from simkit.analysis.report_runs import make_report
 
     rendered = make_report(ROOT / "scenarios" / f"{name}.toml", 3000, 5)
     path = rendered.write(tmp_path / name)
@@ -127,7 +127,7 @@ def test_fresh_reports_fit_1200_px(browser, tmp_path, name):
 
 def test_a_too_wide_table_is_caught(browser, tmp_path):
     """The measurement itself: a table wider than its box must fail the check."""
-    from simkit.output.report.page import CSS
+    from simkit.output.report_document.page import CSS
 
     cells = "".join(f"<td>{'9' * 40}</td>" for _ in range(8))
     html = tmp_path / "wide.html"

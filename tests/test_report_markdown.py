@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from simkit.cli import main
-from simkit.output.report.names import value_words
-from simkit.output.report.page import md_text
+from simkit.output.report_document.names import value_words
+from simkit.output.report_document.page import md_text
 
 HOSTILE = '''
 [scenario]

@@ -9,6 +9,8 @@ bad ``--dice`` one error line.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from collections import Counter
@@ -59,10 +61,13 @@ def test_every_event_line_cites_its_rule_and_fits(capsys, name):
     assert all(len(line) <= 100 for line in lines)
 
 
-def test_json_lines_are_the_first_rounds_simkit_run_plays(tmp_path, capsys):
+def test_json_events_are_the_first_rounds_simkit_run_plays(tmp_path, capsys):
     rounds = 200
     assert main(["trace", str(WOLVES), "--rounds", str(rounds), "--seed", "9", "--json"]) == 0
-    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    document = json.loads(capsys.readouterr().out)
+    assert document["kind"] == "trace"
+    assert document["parameters"]["rounds"] == rounds and document["parameters"]["seed"] == 9
+    events = document["rows"]
     assert {e["round"] for e in events} == set(range(rounds))
     assert all({"round", "event", "rule"} <= set(e) for e in events)
     acts = Counter(e["combatant"] for e in events if e["event"] == "act")
@@ -90,3 +95,20 @@ def test_a_bad_dice_option_is_one_line(capsys, dice, fragment):
     assert captured.out == ""
     assert captured.err.startswith("simkit: error: --dice") and captured.err.count("\n") == 1
     assert fragment in captured.err
+
+
+def test_json_is_an_alias_of_format_json_and_csv_has_a_row_per_event(capsys):
+    args = ["trace", str(WOLVES), "--rounds", "3", "--seed", "4"]
+    assert main([*args, "--json"]) == 0
+    alias = capsys.readouterr().out
+    assert main([*args, "--format", "json"]) == 0
+    assert capsys.readouterr().out == alias
+    events = json.loads(alias)["rows"]
+    assert main([*args, "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == len(events)
+    assert [r["event"] for r in rows] == [e["event"] for e in events]
+    assert [int(r["round"]) for r in rows] == [e["round"] for e in events]
+    assert main([*args, "--format", "md"]) == 0
+    md = capsys.readouterr().out.splitlines()
+    assert len(md) == 2 + len(events) and md[0].startswith("| round | event | rule |")

@@ -10,6 +10,8 @@ the points they are computed from, and bad targets are one error line.
 
 from __future__ import annotations
 
+import io
+import json
 import math
 from pathlib import Path
 
@@ -141,3 +143,26 @@ def test_cli_prints_the_answer_and_writes_csv_and_plot(tmp_path, capsys):
     saved = pd.read_csv(out / "tune.csv")
     assert list(saved["Troll Chief.readiness"]) == [6, 7, 8, 9]
     assert (out / "tune.png").read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "md", "json"])
+def test_cli_formats_are_the_tune_table(capsys, fmt):
+    args = ["tune", str(BOSS), "--vary", "Troll Chief.readiness=6..8", "--target", f"{RATIO} = 1"]
+    assert main([*args, "--rounds", "3000", "--seed", "5", "--format", fmt]) == 0
+    text = capsys.readouterr().out
+    direct = simkit.tune(BOSS, "Troll Chief.readiness=6..8", f"{RATIO} = 1", rounds=3000, rng=5)
+    if fmt == "json":
+        document = json.loads(text)
+        assert document["kind"] == "tune"
+        assert document["parameters"]["target"] == f"{RATIO} = 1"
+        assert document["notes"] == [direct.answer]
+        assert [r["mean"] for r in document["rows"]] == list(direct.table["mean"])
+        assert [r["met"] for r in document["rows"]] == list(direct.table["met"])
+    elif fmt == "csv":
+        saved = pd.read_csv(io.StringIO(text))
+        assert list(saved.columns) == list(direct.table.columns)
+        assert list(saved["mean"]) == [float(f"{m:.10g}") for m in direct.table["mean"]]
+    else:
+        lines = text.splitlines()
+        assert lines[0] == "| " + " | ".join(direct.table.columns) + " |"
+        assert len(lines) == 2 + len(direct.table)

@@ -38,10 +38,11 @@ from typing import Any
 import numpy as np
 
 from simkit.analysis.result import Result
-from simkit.analysis.run import as_scenario, check_rounds
+from simkit.analysis.run import as_scenario
 from simkit.deferred import pandas as pd
 from simkit.engine import RawRun, RngLike, seed_sequence, seed_value, simulate
 from simkit.metrics import COMBATANT, GROUP, ROUNDS, SIDE, Z95, metric_slots, t_quantile_975
+from simkit.output import result_files
 from simkit.output.files import OutputDir
 from simkit.scenario import Scenario, ScenarioError, apply_set
 
@@ -140,12 +141,12 @@ class Comparison:
         """Differences as text: the rows that differ significantly (every row if
         ``all_metrics``), then the narrowing line; ``by``, ``metrics``, ``width`` as
         for ``Result.format_table``."""
-        from simkit.output.tables import comparison_table
+        from simkit.output.terminal import comparison_table
 
         return comparison_table(self, all_metrics=all_metrics, **options)
 
     def _repr_html_(self) -> str:
-        from simkit.output.html import comparison_html
+        from simkit.output.notebook import comparison_html
 
         return comparison_html(self)
 
@@ -157,7 +158,7 @@ class Comparison:
 
     def files(self) -> dict[str, str]:
         """``compare.csv`` (``table``), by file name."""
-        return {"compare.csv": self.table.to_csv(index=False, float_format="%.10g")}
+        return result_files.compare_files(self)
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write :meth:`files` into the result directory ``out_dir`` as a whole."""
@@ -229,9 +230,6 @@ def compare(
             f"only in A: {', '.join(only_a) or 'none'}; only in B: {', '.join(only_b) or 'none'}"
         )
     rounds = scenario_a.rounds if rounds is None else rounds
-    rounds = check_rounds(rounds)
-    if isinstance(batch_rounds, bool) or not isinstance(batch_rounds, int) or batch_rounds < 1:
-        raise ValueError(f"batch_rounds must be a positive integer, got {batch_rounds!r}")
     batch = batch_size(rounds, batch_rounds)
     seq = seed_sequence(scenario_a.seed if rng is None else rng)
     seed = seed_value(seq)

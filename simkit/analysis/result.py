@@ -3,7 +3,6 @@ per group and per side, rendered to JSON, CSV, text, HTML and plots."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -22,16 +21,15 @@ from simkit.metrics import (
     level_estimates,
 )
 from simkit.output import files as output_files
-from simkit.output.format import csv_number
+from simkit.output import result_files
+from simkit.output.result_files import COLUMNS, SCENARIO_ROW
 from simkit.scenario import Scenario, suggest
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-COLUMNS = ["combatant", "metric", "mean", "se", "ci_low", "ci_high"]
 STATS = ("mean", "se", "ci_low", "ci_high")
-SCENARIO_ROW = ""  # the combatant column of scenario-wide metrics
 
 Row = tuple[str, str, float, float, float, float]
 
@@ -207,77 +205,16 @@ class Result:
 
     # ------------------------------------------------------------------ documents
     def summary(self) -> dict[str, Any]:
-        """The summary.json document: the keys README.md documents, groups and sides included."""
-        from simkit import __version__
-
-        combatants: dict[str, Any] = {}
-        for c in self.scenario.combatants:
-            combatants[c.name] = {
-                "side": c.side,
-                "metrics": {},
-                "acts_before": {},
-                "actions_distribution": {},
-            }
-        scenario_metrics: dict[str, Any] = {}
-        for who, metric, *numbers in self.rows:
-            est = Estimate(*numbers).as_dict()
-            if who == SCENARIO_ROW:
-                scenario_metrics[metric] = est
-            elif metric.startswith("acts_before."):
-                combatants[who]["acts_before"][metric[len("acts_before.") :]] = est
-            elif metric.startswith("actions_dist."):
-                combatants[who]["actions_distribution"][metric[len("actions_dist.") :]] = est
-            else:
-                combatants[who]["metrics"][metric] = est
-        levels: dict[str, Any] = {}
-        for level in (GROUP, SIDE):
-            out: dict[str, Any] = {}
-            members = self.layout.groups if level == GROUP else self.layout.sides
-            for who, metric, *numbers in self.level_rows(level):
-                entry = out.setdefault(
-                    who,
-                    {
-                        "members": [
-                            n for n, g in zip(self.scenario.names, members, strict=True) if g == who
-                        ],
-                        "metrics": {},
-                    },
-                )
-                entry["metrics"][metric] = Estimate(*numbers).as_dict()
-            levels[level + "s"] = out
-        return {
-            "simkit_version": __version__,
-            "scenario": self.scenario.name,
-            "system": self.scenario.system,
-            "rounds": self.rounds,
-            "seed": self.seed,
-            "rules": dict(self.scenario.rules),
-            "combatants": combatants,
-            "scenario_metrics": scenario_metrics,
-            "groups": levels["groups"],
-            "sides": levels["sides"],
-            "elapsed_s": round(self.elapsed_s, 4),
-            "rounds_per_s": round(self.rounds_per_s, 1),
-        }
+        """The summary.json document (see simkit.output.result_files.summary)."""
+        return result_files.summary(self)
 
     def metrics_csv(self) -> str:
         """metrics.csv: the tidy table, numbers to 10 significant digits, NaN empty."""
-        import csv
-        import io
-
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(COLUMNS)
-        for who, metric, *numbers in self.rows:
-            writer.writerow([who, metric, *(csv_number(x) for x in numbers)])
-        return buf.getvalue()
+        return result_files.metrics_csv(self)
 
     def files(self) -> dict[str, str]:
         """The files ``write`` writes, by name."""
-        return {
-            "summary.json": json.dumps(self.summary(), indent=2, allow_nan=False) + "\n",
-            "metrics.csv": self.metrics_csv(),
-        }
+        return result_files.run_files(self)
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write summary.json and metrics.csv into the result directory ``out_dir`` (the
@@ -286,12 +223,12 @@ class Result:
 
     def format_table(self, **options: Any) -> str:
         """The table ``simkit run`` prints."""
-        from simkit.output.tables import result_table
+        from simkit.output.terminal import result_table
 
         return result_table(self, **options)
 
     def _repr_html_(self) -> str:
-        from simkit.output.html import result_html
+        from simkit.output.notebook import result_html
 
         return result_html(self)
 

@@ -18,12 +18,6 @@ def as_scenario(scenario_or_path: Scenario | str | Path) -> Scenario:
     return load_scenario(scenario_or_path)
 
 
-def check_rounds(rounds: Any) -> int:
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
-    return rounds
-
-
 def run(
     scenario_or_path: Scenario | str | Path,
     rounds: int | None = None,
@@ -34,9 +28,10 @@ def run(
     scheduler: Any = None,
     pairs: Any = (),
 ) -> Result:
-    """Simulate a scenario and estimate every metric with its 95% interval (see simkit.run)."""
+    """Simulate a scenario and estimate every metric with its 95% interval (see
+    simkit.api.run, which checks the arguments)."""
     scenario = as_scenario(scenario_or_path)
-    rounds = check_rounds(scenario.rounds if rounds is None else rounds)
+    rounds = scenario.rounds if rounds is None else rounds
     seq = seed_sequence(scenario.seed if rng is None else rng)
     raw = simulate(
         scenario, rounds, seq, workers=workers, progress=progress, scheduler=scheduler, pairs=pairs

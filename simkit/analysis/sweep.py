@@ -31,10 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from simkit.analysis.result import COLUMNS, Result
-from simkit.analysis.run import as_scenario, check_rounds, run
+from simkit.analysis.run import as_scenario, run
 from simkit.deferred import pandas as pd
 from simkit.engine import RngLike, seed_sequence, seed_value
 from simkit.engine.distributed import connect
+from simkit.output import result_files
 from simkit.scenario import (
     Axis,
     Scenario,
@@ -44,11 +45,10 @@ from simkit.scenario import (
     sweep_table,
 )
 from simkit.scenario.specs import VarySpec
-from simkit.scenario.specs import cell as cell_text
 
 MAX_POINTS = 10_000
 # Metrics drawn by ``SweepResult.write`` and printed by ``format_table``.
-PLOT_METRICS = ("first_action", "actions", "attacked_before_acting")
+PLOT_METRICS = result_files.SWEEP_PLOTS
 
 
 @dataclass(frozen=True)
@@ -149,42 +149,12 @@ class SweepResult:
     ) -> str:
         """One row per (grid point, combatant / group / side); ``metrics`` (default
         first_action, actions, attacked_before_acting) as ``mean ± h``."""
-        from simkit.output.tables import cell, fit, grid, header_of
+        from simkit.output.terminal import sweep_table
 
-        chosen = list(metrics) if metrics else list(PLOT_METRICS)
-        present = [m for m in chosen if (self.level_table(by).metric == m).any()]
-        missing = [m for m in chosen if m not in present]
-        if metrics and missing:
-            raise KeyError(f"no metric {missing[0]!r} in this sweep")
-        relative = any(a.relative for a in self.axes)
-        keys = [*self.fields, *(["values"] if relative else []), by]
-        key_rows: list[list[str]] = []
-        body: list[list[str]] = []
-        for k, (point, res) in enumerate(zip(self.points, self.results, strict=True)):
-            rows = {(r[0], r[1]): r for r in res.level_rows(by)}
-            names = res.scenario.names if by == "combatant" else res.layout.level_names(by)
-            for name in names:
-                key_rows.append(
-                    [cell_text(v) for v in point.values()]
-                    + ([self.actual_values(k)] if relative else [])
-                    + [name]
-                )
-                body.append(
-                    [
-                        cell(m, rows[(name, m)][2], rows[(name, m)][3]) if (name, m) in rows else ""
-                        for m in present
-                    ]
-                )
-        lines = grid(keys, key_rows, [header_of(m) for m in present], body, width)
-        lines.append(
-            f"{len(self.results)} points x {self.rounds:,} rounds, seed {self.seed} "
-            f"(the same dice at every point), {self.elapsed_s:.2f} s; ± is the 95% interval "
-            "half-width"
-        )
-        return "\n".join(fit(lines, width))
+        return sweep_table(self, metrics, by=by, width=width)
 
     def _repr_html_(self) -> str:
-        from simkit.output.html import sweep_html
+        from simkit.output.notebook import sweep_html
 
         return sweep_html(self)
 
@@ -196,23 +166,9 @@ class SweepResult:
         return sweep_figure(self, metric, by=by)
 
     def files(self) -> dict[str, bytes]:
-        """``sweep.csv`` and the plots, by file name.
-
-        One varied field: ``sweep_<metric>.png``, a line per combatant with its 95%
-        band.  Two: ``sweep_<metric>.png``, a heatmap of the mean per combatant.  Plots
-        are drawn for ``first_action``, ``actions`` and ``attacked_before_acting``;
-        with three or more varied fields only ``sweep.csv`` is written.
-        """
-        from simkit.output.plots import figure_png, sweep_figure
-
-        files: dict[str, bytes] = {
-            "sweep.csv": self.table.to_csv(index=False, float_format="%.10g").encode()
-        }
-        if len(self.axes) <= 2:
-            for m in PLOT_METRICS:
-                if (self.table.metric == m).any():
-                    files[f"sweep_{m}.png"] = figure_png(sweep_figure(self, m))
-        return files
+        """``sweep.csv`` and the plots, by file name (see
+        simkit.output.result_files.sweep_files)."""
+        return result_files.sweep_files(self)
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write :meth:`files` into the result directory ``out_dir`` as a whole."""
@@ -275,7 +231,6 @@ def sweep(
     axes = parse_vary(scenario, vary, label)
     if rounds is None:
         rounds = file_rounds if file_rounds is not None else scenario.rounds
-    rounds = check_rounds(rounds)
     scenarios = grid_scenarios(scenario, axes, label)
     seq = seed_sequence(scenario.seed if rng is None else rng)  # once: the same for every point
     start = time.perf_counter()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from simkit import systems
@@ -71,6 +72,55 @@ def trace_events(
     return system, system.trace(job.compiled, key, rounds, dice=dice or None)
 
 
+@dataclass(frozen=True)
+class Trace:
+    """The play-by-play of the first rounds of a seed: a heading, the text of every
+    event by round (``lines``) and every event as a record (``records``)."""
+
+    scenario: Scenario
+    rounds: int
+    seed: int
+    dice: dict[str, list[int]]
+    heading: str
+    text: tuple[tuple[str, ...], ...]  # per round, the events in words
+    records: tuple[dict[str, Any], ...]  # every event as a JSON object
+
+    @property
+    def lines(self) -> list[str]:
+        """The trace as lines: the heading, then a block per round."""
+        out = [self.heading]
+        for r, events in enumerate(self.text):
+            out += ["", f"Round {r + 1}", *(f"  {e}" for e in events)]
+        return out
+
+
+def trace(
+    scenario: Scenario, rounds: int, seed: int, dice: dict[int, list[int]] | None = None
+) -> Trace:
+    """Play rounds 1 .. ``rounds`` of ``seed`` (``dice`` fixing some rolls) as a Trace."""
+    system, tr = trace_events(scenario, rounds, seed, dice)
+    rollers = system.rollers(scenario)
+    fixed = {rollers[k][0]: list(f) for k, f in sorted((dice or {}).items())}
+    shown_dice = (
+        "; fixed dice: " + ", ".join(f"{n} {','.join(map(str, f))}" for n, f in fixed.items())
+        if fixed
+        else ""
+    )
+    which = (
+        "round 1 is the first round" if rounds == 1 else f"rounds 1-{rounds} are the first rounds"
+    )
+    heading = (
+        f"{scenario.name}: system {system.name}, seed {seed}; {which} `simkit run` plays with "
+        f"this seed{shown_dice}"
+    )
+    text = tuple(
+        tuple(system.event_text(e, scenario) for e in tr.events if int(e[0]) == r)
+        for r in range(rounds)
+    )
+    records = tuple(system.event_json(e, scenario) for e in tr.events)
+    return Trace(scenario, rounds, seed, fixed, heading, text, records)
+
+
 def play_trace(
     scenario: Scenario,
     rounds: int,
@@ -80,29 +130,9 @@ def play_trace(
     as_json: bool = False,
 ) -> str:
     """The trace as text (a block per round) or as JSON lines (one object per event)."""
-    system, tr = trace_events(scenario, rounds, seed, dice)
+    played = trace(scenario, rounds, seed, dice)
     if as_json:
-        return "\n".join(
-            json.dumps(system.event_json(e, scenario), ensure_ascii=False) for e in tr.events
-        )
-    fixed = ""
-    if dice:
-        rollers = system.rollers(scenario)
-        fixed = "; fixed dice: " + ", ".join(
-            f"{rollers[k][0]} {','.join(map(str, f))}" for k, f in sorted(dice.items())
-        )
-    which = (
-        "round 1 is the first round" if rounds == 1 else f"rounds 1-{rounds} are the first rounds"
-    )
-    lines = [
-        f"{scenario.name}: system {system.name}, seed {seed}; {which} `simkit run` plays with "
-        f"this seed{fixed}"
-    ]
-    for r in range(rounds):
-        lines += ["", f"Round {r + 1}"]
-        for e in tr.events:
-            if int(e[0]) == r:
-                lines.append("  " + system.event_text(e, scenario))
-    from simkit.output.tables import fit
+        return "\n".join(json.dumps(r, ensure_ascii=False) for r in played.records)
+    from simkit.output.terminal import fit
 
-    return "\n".join(fit(lines))
+    return "\n".join(fit(played.lines))

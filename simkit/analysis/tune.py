@@ -28,8 +28,8 @@ from simkit.analysis.sweep import SweepResult, sweep
 from simkit.analysis.targets import Target, parse_target
 from simkit.engine import RngLike, layout_for
 from simkit.metrics import COMBATANT, GROUP, SIDE, Estimate, metric_slots
-from simkit.output.format import format_estimate
-from simkit.scenario import Scenario, ScenarioError, parse_vary
+from simkit.output.numbers import format_estimate
+from simkit.scenario import Scenario
 from simkit.scenario.specs import VarySpec
 from simkit.scenario.specs import cell as cell_text
 
@@ -115,33 +115,10 @@ class Tuning:
         return pd.DataFrame(rows, columns=columns)
 
     def format_table(self, width: int = 100) -> str:
-        from simkit.output.tables import fit, grid
+        """The table ``simkit tune`` prints: the target at every point, then the answer."""
+        from simkit.output.terminal import tuning_table
 
-        keys = [*self.fields] + (["values"] if any(p.actual for p in self.points) else [])
-        key_rows = [
-            [cell_text(v) for v in p.values] + ([p.actual] if len(keys) > len(self.fields) else [])
-            for p in self.points
-        ]
-        body = [
-            [
-                format_estimate(
-                    self.target.numerator.metric if not self.target.denominator else "actions",
-                    p.estimate.mean,
-                    p.estimate.se,
-                ),
-                "met" if p.met else "",
-                "clearly" if p.clearly and self.target.comparator != "=" else "",
-            ]
-            for p in self.points
-        ]
-        lines = [f"target: {self.target.text}"]
-        lines += grid(keys, key_rows, [self.target.quantity, "met", ""], body, width)
-        lines += ["", self.answer]
-        lines.append(
-            f"{len(self.points)} points x {self.sweep.rounds:,} rounds, seed {self.sweep.seed} "
-            "(the same dice at every point); ± is the 95% interval half-width"
-        )
-        return "\n".join(fit(lines, width))
+        return tuning_table(self, width=width)
 
     def plot(self) -> Figure:
         """The target quantity against the varied value, its 95% band and the target line."""
@@ -150,12 +127,10 @@ class Tuning:
         return tune_figure(self)
 
     def files(self) -> dict[str, Any]:
-        from simkit.output.plots import figure_png
+        """``tune.csv`` and ``tune.png``, by file name."""
+        from simkit.output.result_files import tune_files
 
-        return {
-            "tune.csv": self.table.to_csv(index=False, float_format="%.10g"),
-            "tune.png": figure_png(self.plot()),
-        }
+        return tune_files(self)
 
     def write(self, out_dir: str | Path) -> list[Path]:
         from simkit.output.files import OutputDir
@@ -163,7 +138,7 @@ class Tuning:
         return OutputDir(out_dir, "out_dir").write(self.files())
 
     def _repr_html_(self) -> str:
-        from simkit.output.html import tuning_html
+        from simkit.output.notebook import tuning_html
 
         return tuning_html(self)
 
@@ -261,9 +236,6 @@ def tune(
         ``.table``, ``.plot()``, ``.write(dir)`` (tune.csv and tune.png).
     """
     scenario = as_scenario(scenario_or_path)
-    axes = parse_vary(scenario, vary, "vary")
-    if len(axes) > 2:
-        raise ScenarioError(f"vary: tune varies one or two fields, got {len(axes)}")
     if not isinstance(target, Target):
         target = parse_target(scenario, target, available_metrics(scenario), label="target")
     result = sweep(

@@ -154,9 +154,9 @@ def simulate(
     (``RawRun.batches``, in round order) for paired comparisons.  Batches leave the
     means unchanged: within a chunk they carry a round's state (R8) from one batch to
     the next (a regeneration cycle cut by a batch boundary is counted as two cycles).
+
+    ``rounds`` is trusted (checked where it enters: ``simkit.api.check_rounds``).
     """
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
     workers = workers or default_workers()
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")

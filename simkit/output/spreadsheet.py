@@ -44,3 +44,9 @@ def safe_frame(frame: Any) -> Any:
         out[c] = out[c].map(safe_cell)
     out.columns = [safe_cell(c) for c in out.columns]
     return out
+
+
+def frame_csv(frame: Any) -> str:
+    """The CSV text of a result table: no index, numbers to 10 significant digits, text
+    cells made safe (see :func:`safe_cell`)."""
+    return safe_frame(frame).to_csv(index=False, float_format="%.10g")

@@ -6,29 +6,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from simkit.scenario.errors import ScenarioError
 
-class ScenarioError(ValueError):
-    """A scenario (or a change to one) that cannot be simulated.
-
-    ``problems`` lists (path, message) pairs; the message names the file and every
-    field that is wrong.  ``str()`` is one line for one problem, and for several a
-    first line ``FILE: N problems`` followed by one indented line per problem.
-    """
-
-    def __init__(self, message: str, problems: tuple[tuple[str, str], ...] = ()) -> None:
-        super().__init__(message)
-        self.problems = problems
-
-    @classmethod
-    def of(cls, source: str, problems: list[tuple[str, str]]) -> ScenarioError:
-        if len(problems) == 1:
-            path, message = problems[0]
-            return cls(
-                f"{source}: {path}: {message}" if path else f"{source}: {message}", tuple(problems)
-            )
-        lines = [f"{source}: {len(problems)} problems"]
-        lines += [f"  {path}: {message}" if path else f"  {message}" for path, message in problems]
-        return cls("\n".join(lines), tuple(problems))
+__all__ = ["Combatant", "Params", "Scenario", "ScenarioError", "entry_path"]
 
 
 class Params(Mapping[str, Any]):

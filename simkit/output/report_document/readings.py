@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from simkit.metrics import Z95, Estimate, UnknownMetric, metric
-from simkit.output.report.names import group_label
+from simkit.output.report_document.names import group_label
 
 NAN = Estimate(math.nan, math.nan, math.nan, math.nan)
 # Fewer rounds than this give intervals too rough to call two copies different (the same

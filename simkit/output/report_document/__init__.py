@@ -1,12 +1,14 @@
-"""Reports rendered: the verdict, findings, tables, plots and page of one report.
+"""How a report is drawn: the verdict, findings, tables, plots and page of one report.
 
-The modules, by job: ``names`` (how groups, values and rule IDs read), ``numbers``
-(estimates per side, group and combatant), ``findings`` (sentences), ``tables``,
+The modules, by job: ``names`` (how groups, values and rule IDs read), ``readings``
+(the estimates per side, group and combatant that the sentences read, with the
+differences and ratios computed from them), ``findings`` (sentences), ``tables``,
 ``figures`` (which plots), ``data`` (CSV files), ``page`` (HTML, Markdown and CSS) and
-``document`` (everything put together: :func:`build_report`).  What a report simulates
-is ``simkit.analysis.report``; nothing here simulates.
+``build`` (everything put together: :func:`build_report`).  What a report runs is
+``simkit.analysis.report_runs``; nothing here simulates.
 
-Attributes are loaded on first use, so that ``simkit.output.report.names`` stays light.
+Attributes are loaded on first use, so that ``simkit.output.report_document.names``
+stays light.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ import importlib
 from typing import Any
 
 _LAZY = {
-    "Report": "document",
-    "build_report": "document",
+    "Report": "build",
+    "build_report": "build",
     "csv_tables": "data",
     "sweep_table": "data",
     "verdict": "findings",

@@ -1,33 +1,26 @@
-"""Text tables of results for the terminal and for piping.
+"""Text tables of results for the terminal.
 
 Tables fit a given width (100 columns by default): a wide table is cut into blocks of
 columns, each block repeating the name column, never wrapping mid-number.  Numbers are
-rounded to what their 95% interval supports (``format.format_estimate``); the unit goes
-in the column header.  ``csv``, ``md`` and ``json`` give the same rows for other tools
-(CSV keeps full precision).
+rounded to what their 95% interval supports (``numbers.format_estimate``); the unit goes
+in the column header.  The other formats (``csv``, ``md``, ``json``) are drawn from
+tidy rows by :mod:`simkit.output.render`, which also chooses the table of a command.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-import math
 from collections.abc import Sequence
 from typing import Any
 
 from simkit.metrics import UnknownMetric, metric
-from simkit.output.format import (
-    csv_number,
+from simkit.output.numbers import (
     format_difference,
     format_estimate,
     format_mean,
     format_ratio,
-    is_percent,
 )
 
 WIDTH = 100
-FORMATS = ("table", "csv", "md", "json")
 GAP = "  "
 
 Row = tuple[str, str, float, float, float, float]
@@ -173,17 +166,9 @@ def fit(lines: list[str], width: int = WIDTH) -> list[str]:
     return out
 
 
-def tidy_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """Rows as CSV; floats at full precision (10 significant digits), NaN empty."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(columns)
-    for r in rows:
-        writer.writerow([csv_number(x) if isinstance(x, float) else x for x in r])
-    return buf.getvalue()
-
-
 def markdown(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A Markdown table (``|`` in a cell escaped)."""
+
     def esc(x: Any) -> str:
         return str(x).replace("|", "\\|")
 
@@ -191,38 +176,6 @@ def markdown(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     lines.append("|" + "|".join("---" for _ in columns) + "|")
     lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
     return "\n".join(lines) + "\n"
-
-
-def level_rows_as(fmt: str, rows: Sequence[Row], level: str, metrics: Sequence[str] | None) -> str:
-    """Tidy rows (``level, metric, mean, se, ci_low, ci_high``) as csv, md or json."""
-    chosen = set(metrics) if metrics else None
-    rows = [r for r in rows if chosen is None or r[1] in chosen]
-    columns = [level, "metric", "mean", "se", "ci_low", "ci_high"]
-    if fmt == "csv":
-        return tidy_csv(columns, rows)
-    if fmt == "json":
-        return (
-            json.dumps(
-                [
-                    dict(
-                        zip(
-                            columns,
-                            [*r[:2], *(None if math.isnan(x) else x for x in r[2:])],
-                            strict=True,
-                        )
-                    )
-                    for r in rows
-                ],
-                indent=1,
-            )
-            + "\n"
-        )
-    if fmt == "md":
-        return markdown(
-            [level, "metric", "estimate (95% interval)"],
-            [(r[0] or "(scenario)", r[1], format_estimate(r[1], r[2], r[3])) for r in rows],
-        )
-    raise ValueError(f"unknown format {fmt!r}; allowed: {', '.join(FORMATS)}")
 
 
 def comparison_table(
@@ -272,5 +225,77 @@ def comparison_table(
     return "\n".join(fit(lines, width))
 
 
-def percent_or_plain(name: str) -> bool:
-    return is_percent(name)
+def sweep_table(
+    sweep: Any,
+    metrics: Sequence[str] | None = None,
+    *,
+    by: str = "combatant",
+    width: int = WIDTH,
+) -> str:
+    """The table ``simkit sweep`` prints: one row per (grid point, combatant / group /
+    side); ``metrics`` (default first_action, actions, attacked_before_acting) as
+    ``mean ± h``."""
+    from simkit.output.result_files import SWEEP_PLOTS
+    from simkit.scenario.specs import cell as cell_text
+
+    chosen = list(metrics) if metrics else list(SWEEP_PLOTS)
+    present = [m for m in chosen if (sweep.level_table(by).metric == m).any()]
+    missing = [m for m in chosen if m not in present]
+    if metrics and missing:
+        raise KeyError(f"no metric {missing[0]!r} in this sweep")
+    relative = any(a.relative for a in sweep.axes)
+    keys = [*sweep.fields, *(["values"] if relative else []), by]
+    key_rows: list[list[str]] = []
+    body: list[list[str]] = []
+    for k, (point, res) in enumerate(zip(sweep.points, sweep.results, strict=True)):
+        rows = {(r[0], r[1]): r for r in res.level_rows(by)}
+        names = res.scenario.names if by == "combatant" else res.layout.level_names(by)
+        for name in names:
+            key_rows.append(
+                [cell_text(v) for v in point.values()]
+                + ([sweep.actual_values(k)] if relative else [])
+                + [name]
+            )
+            body.append(
+                [
+                    cell(m, rows[(name, m)][2], rows[(name, m)][3]) if (name, m) in rows else ""
+                    for m in present
+                ]
+            )
+    lines = grid(keys, key_rows, [header_of(m) for m in present], body, width)
+    lines.append(
+        f"{len(sweep.results)} points x {sweep.rounds:,} rounds, seed {sweep.seed} "
+        f"(the same dice at every point), {sweep.elapsed_s:.2f} s; ± is the 95% interval "
+        "half-width"
+    )
+    return "\n".join(fit(lines, width))
+
+
+def tuning_table(tuning: Any, *, width: int = WIDTH) -> str:
+    """The table ``simkit tune`` prints: the target quantity at every grid point, whether
+    it is met, then the answer in words."""
+    from simkit.scenario.specs import cell as cell_text
+
+    target = tuning.target
+    keys = [*tuning.fields] + (["values"] if any(p.actual for p in tuning.points) else [])
+    key_rows = [
+        [cell_text(v) for v in p.values] + ([p.actual] if len(keys) > len(tuning.fields) else [])
+        for p in tuning.points
+    ]
+    unit = target.numerator.metric if not target.denominator else "actions"
+    body = [
+        [
+            format_estimate(unit, p.estimate.mean, p.estimate.se),
+            "met" if p.met else "",
+            "clearly" if p.clearly and target.comparator != "=" else "",
+        ]
+        for p in tuning.points
+    ]
+    lines = [f"target: {target.text}"]
+    lines += grid(keys, key_rows, [target.quantity, "met", ""], body, width)
+    lines += ["", tuning.answer]
+    lines.append(
+        f"{len(tuning.points)} points x {tuning.sweep.rounds:,} rounds, seed {tuning.sweep.seed} "
+        "(the same dice at every point); ± is the 95% interval half-width"
+    )
+    return "\n".join(fit(lines, width))

@@ -1,5 +1,5 @@
 """A report put together: its page (sections of sentences, tables and plots) and every
-file it writes, from one :class:`~simkit.analysis.report.ReportData` (no simulation)."""
+file it writes, from one :class:`~simkit.analysis.report_runs.ReportData` (no simulation)."""
 
 from __future__ import annotations
 
@@ -9,16 +9,17 @@ from typing import TYPE_CHECKING, Any
 
 from simkit import systems
 from simkit.output.files import OutputDir
-from simkit.output.report import findings as words
-from simkit.output.report import tables
-from simkit.output.report.data import csv_tables
-from simkit.output.report.names import Footnotes, strip_rule_ids
-from simkit.output.report.numbers import Numbers
-from simkit.output.report.page import render_html, render_markdown
+from simkit.output.report_document import findings as words
+from simkit.output.report_document import tables
+from simkit.output.report_document.data import csv_tables
+from simkit.output.report_document.names import Footnotes, strip_rule_ids
+from simkit.output.report_document.page import render_html, render_markdown
+from simkit.output.report_document.readings import Numbers
+from simkit.output.spreadsheet import frame_csv
 
 if TYPE_CHECKING:
-    from simkit.analysis.report import ReportData
-    from simkit.output.report.figures import Plot
+    from simkit.analysis.report_runs import ReportData
+    from simkit.output.report_document.figures import Plot
 
 
 @dataclass
@@ -59,7 +60,7 @@ class Report:
 def build_report(data: ReportData) -> Report:
     """Render verdict, findings, plots, HTML, Markdown and CSV (no simulation)."""
     from simkit.output import plots
-    from simkit.output.report import figures as figure_module
+    from simkit.output.report_document import figures as figure_module
 
     numbers = Numbers(data.result)
     notes = Footnotes()
@@ -81,7 +82,7 @@ def build_report(data: ReportData) -> Report:
     page.swatches = swatches
     files: dict[str, bytes] = {}
     for name, table in csv_tables(data).items():
-        files[name] = table.to_csv(index=False, float_format="%.10g").encode("utf-8")
+        files[name] = frame_csv(table).encode("utf-8")
     for f in figs:
         files[f.name] = f.png
     files["report.md"] = render_markdown(page).encode("utf-8")
@@ -179,7 +180,7 @@ def _page(
     if scenario_table is not None:
         more.add("table", scenario_table)
     if zero:
-        from simkit.output.report.names import title_of
+        from simkit.output.report_document.names import title_of
 
         fixed = [
             f"{title_of(m).lower()} = {words.est(m, numbers.each(numbers.groups[0], m))}"

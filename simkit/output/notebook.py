@@ -14,8 +14,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from simkit.metrics import Estimate
-from simkit.output.format import format_difference, format_estimate
-from simkit.output.report.names import group_label, is_percent, sweep_axis, title_of, unit_of
+from simkit.output.numbers import format_difference, format_estimate
+from simkit.output.report_document.names import (
+    group_label,
+    is_percent,
+    sweep_axis,
+    title_of,
+    unit_of,
+)
 
 STYLE = (
     "<style>.simkit-t{border-collapse:collapse;font-size:0.9em;margin:4px 0 8px}"
@@ -63,7 +69,7 @@ def _heads(metrics: Sequence[str]) -> tuple[list[str], list[str]]:
 
 
 def result_html(result: Any) -> str:
-    from simkit.output.report.numbers import Numbers
+    from simkit.output.report_document.readings import Numbers
 
     s = result.scenario
     numbers = Numbers(result)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from simkit.deferred import pandas as pd
 
 if TYPE_CHECKING:
-    from simkit.analysis.report import ReportData
+    from simkit.analysis.report_runs import ReportData
 
 SCENARIO_ROW = ""
 SWEEP_COLUMNS = [

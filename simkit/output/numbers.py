@@ -9,7 +9,6 @@ precision; only text is rounded.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 from simkit.metrics import Z95, is_probability
 
@@ -80,14 +79,6 @@ def format_ratio(value: float) -> str:
     if value != value:
         return "n/a"
     return "exact" if math.isinf(value) else f"{value:.1f}×"
-
-
-def join_words(words: Sequence[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    words = list(words)
-    if len(words) <= 1:
-        return "".join(words)
-    return ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def csv_number(x: float) -> str:

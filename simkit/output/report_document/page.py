@@ -16,11 +16,11 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from simkit.output.report.tables import Table
+from simkit.output.report_document.tables import Table
 
 if TYPE_CHECKING:
-    from simkit.output.report.document import Page
-    from simkit.output.report.figures import Plot
+    from simkit.output.report_document.build import Page
+    from simkit.output.report_document.figures import Plot
 
 FIGURE_SPACE = "\u2007"  # as wide as a digit
 PUNCTUATION_SPACE = "\u2008"  # as wide as a full stop

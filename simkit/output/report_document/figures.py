@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from simkit.output import plots
-from simkit.output.report import findings as words
-from simkit.output.report.numbers import Numbers
+from simkit.output.report_document import findings as words
+from simkit.output.report_document.names import axis_label, sweep_axis, title_of
+from simkit.output.report_document.readings import Numbers
 
 if TYPE_CHECKING:
-    from simkit.analysis.report import ReportData
+    from simkit.analysis.report_runs import ReportData
 
 MAX_BARS = 30  # groups shown one bar each; beyond, plots are per side
 # Sides' lines differ in style too, so that lines on top of each other (sides with the
@@ -90,7 +91,7 @@ def _order(numbers: Numbers, colours: plots.Palette) -> list[Plot]:
                 "overview.png",
                 "Who acts first, how often, who is hit first",
                 f"Per round{each}: "
-                + "; ".join(plots.title_of(m).lower() for m in metrics)
+                + "; ".join(title_of(m).lower() for m in metrics)
                 + ". Bars: 95% confidence intervals.",
                 plots.figure_png(plots.bar_panels(panels)),
                 "order",
@@ -201,7 +202,7 @@ def _policies(data: ReportData, numbers: Numbers, colours: plots.Palette) -> Plo
             if x is None:
                 continue
             keys.setdefault(label, colours.side.get(label, plots.INK))
-            what = ROW_WORDS.get((metric, level == "side"), plots.title_of(metric).lower())
+            what = ROW_WORDS.get((metric, level == "side"), title_of(metric).lower())
             rows.append((f"{label}: {what}", label, (x.difference, x.ci_low, x.ci_high)))
         if rows:
             panels.append((words.policy_phrase(e, numbers, _Silent()), rows))
@@ -268,7 +269,7 @@ def _side_sweep(data: ReportData, numbers: Numbers, colours: plots.Palette) -> P
                 "hline": (even if economy else 100 * words.even_share(numbers, metric), "even"),
                 "log": economy,
                 "title": f"{words.possessive(side)} {stat} varied",
-                "ylabel": "action economy (log scale)" if economy else plots.axis_label(metric),
+                "ylabel": "action economy (log scale)" if economy else axis_label(metric),
             }
         )
     legend = plots.side_handles(sides, colours.side, STYLES)
@@ -296,7 +297,7 @@ def _grid(data: ReportData, numbers: Numbers, colours: plots.Palette) -> list[Pl
     sides = numbers.sides
     out = []
     if len(sweep.axes) == 1:
-        xs, xlabels, xtitle = plots.sweep_axis(sweep, 0)
+        xs, xlabels, xtitle = sweep_axis(sweep, 0)
         ests = {s: [_side(r, s) for r in sweep.results] for s in sides}
         panels = [
             {

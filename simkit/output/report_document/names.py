@@ -28,19 +28,6 @@ def group_label(scenario: Any, group: str) -> str:
     return f"{group} ×{n}" if n > 1 else group
 
 
-def label_of(scenario: Any, level: str, name: str) -> str:
-    """How a combatant, group or side is named in a report."""
-    if level == "group":
-        return group_label(scenario, name)
-    if level == "side":
-        return name
-    return name
-
-
-def side_of_group(scenario: Any, group: str) -> str:
-    return next(c.side for c in scenario.combatants if c.group == group)
-
-
 # A policy word: ``until_attacked``, ``hasty_up_to:2`` (lower-case words joined by "_", an
 # optional ":N"). Anything else (a combatant's name such as ``Wolf_Alpha:2``) is shown as written.
 _POLICY_WORD = re.compile(r"[a-z]+(?:_[a-z]+)*(?::-?[0-9]+)?", re.ASCII)

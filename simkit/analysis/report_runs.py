@@ -44,7 +44,7 @@ from simkit.scenario import Combatant, Scenario, ScenarioError, with_changes
 if TYPE_CHECKING:
     from simkit.analysis.sweep import SweepResult
     from simkit.analysis.tune import Tuning
-    from simkit.output.report import Report
+    from simkit.output.report_document import Report
 
 OFFSETS = (-1, 1, -2, 2)  # by size first: a clipped duplicate keeps the smaller offset
 MAX_CHANGES = 8  # policy comparisons per report (scenario order, waiting first)
@@ -463,12 +463,10 @@ def make_report(
     target: str | None = None,
 ) -> Report:
     """Simulate and render a report in memory (see :func:`report`); writes nothing."""
-    from simkit.output.report import build_report
+    from simkit.output.report_document import build_report
 
     scenario = as_scenario(scenario_or_path)
     rounds = scenario.rounds if rounds is None else rounds
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 2:
-        raise ValueError(f"rounds must be an integer >= 2, got {rounds!r}")
     data = simulate_report(
         scenario, rounds, rng, workers=workers, progress=progress, vary=vary, target=target
     )

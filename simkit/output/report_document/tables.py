@@ -15,12 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 from simkit import systems
 from simkit.metrics import Estimate
-from simkit.output.format import format_difference, format_estimate
-from simkit.output.report.names import field_words, join_names, title_of, unit_of, value_words
-from simkit.output.report.numbers import Numbers
+from simkit.output.numbers import format_difference, format_estimate
+from simkit.output.report_document.names import (
+    field_words,
+    join_names,
+    title_of,
+    unit_of,
+    value_words,
+)
+from simkit.output.report_document.readings import Numbers
 
 if TYPE_CHECKING:
-    from simkit.analysis.report import PolicyEffect, ReportData
+    from simkit.analysis.report_runs import PolicyEffect, ReportData
 
 MAX_COLUMNS = 7  # value columns per table: a table of the report fits 1,200 px
 ECONOMY = "action_economy"
@@ -300,7 +306,7 @@ POLICY_METRICS = (
 def policy_table(e: PolicyEffect, numbers: Numbers, title: str) -> Table:
     """Rows: cost then benefit metrics; columns: the holder, its side, every other side;
     cells: as written minus the alternative, with the paired 95% half-width."""
-    from simkit.output.report.findings import effect, holder_label
+    from simkit.output.report_document.findings import effect, holder_label
 
     c = e.change
     columns = [(c.level, c.who, holder_label(e, numbers))]
@@ -372,7 +378,7 @@ def side_sweep_table(data: ReportData, numbers: Numbers) -> Table:
 
 
 def grid_table(data: ReportData, numbers: Numbers) -> Table:
-    from simkit.output.plots import sweep_axis
+    from simkit.output.report_document.names import sweep_axis
 
     sweep = data.sweep
     assert sweep is not None

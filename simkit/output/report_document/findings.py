@@ -5,7 +5,7 @@ Every number comes with its 95% interval (``format``: rounded to what the interv
 supports), every comparison uses the intervals (two estimates differ only where their
 intervals do not overlap; a paired difference only where its interval excludes 0), and
 "no detectable difference" is said where they cover it.  Rule IDs never appear inside
-a sentence: :class:`~simkit.output.report.names.Footnotes` turns them into notes.
+a sentence: :class:`~simkit.output.report_document.names.Footnotes` turns them into notes.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from simkit import systems
 from simkit.metrics import METRICS, Estimate
 from simkit.metrics import metric as registry
-from simkit.output.format import format_difference, format_estimate, format_mean
-from simkit.output.report.names import (
+from simkit.output.numbers import format_difference, format_estimate, format_mean
+from simkit.output.report_document.names import (
     Footnotes,
     field_words,
     join_names,
@@ -26,10 +26,10 @@ from simkit.output.report.names import (
     title_of,
     value_words,
 )
-from simkit.output.report.numbers import Numbers, constant
+from simkit.output.report_document.readings import Numbers, constant
 
 if TYPE_CHECKING:
-    from simkit.analysis.report import PolicyEffect, ReportData
+    from simkit.analysis.report_runs import PolicyEffect, ReportData
 
 ECONOMY = "action_economy"
 ORDINALS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
@@ -434,7 +434,7 @@ def policy_findings(e: PolicyEffect, numbers: Numbers, notes: Footnotes) -> list
 
 def _instead(metric: str, e: Effect) -> str:
     """``2.110 instead of 2.402``: as written, then the alternative."""
-    from simkit.output.format import decimals
+    from simkit.output.numbers import decimals
 
     f = 100.0 if metric in ("first_action", "hasty_share") else 1.0
     places = decimals(f * e.half)
@@ -575,7 +575,7 @@ def _side_estimate(
 def grid_findings(data: ReportData, numbers: Numbers) -> list[str]:
     """The designer's grid: each side's action economy from the first to the last point
     and where it meets parity (one varied field), its range (two); the target's answer."""
-    from simkit.output.plots import sweep_axis
+    from simkit.output.report_document.names import sweep_axis
 
     sweep = data.sweep
     assert sweep is not None

@@ -1,0 +1,274 @@
+"""One way to print a result: ``render(kind, result, fmt)`` for every command.
+
+Every command's result is first read as *tidy rows* (:class:`Tidy`: a kind, the
+parameters it was run with, named columns, one row per estimate or event, and notes),
+and every format is drawn from those rows the same way:
+
+* ``table``: the terminal table of the kind (:mod:`simkit.output.terminal`), which
+  rounds every number to what its 95% interval supports;
+* ``csv``: the columns and rows, numbers at full precision (10 significant digits),
+  NaN empty, lists as JSON;
+* ``md``: the same columns and rows as a Markdown table;
+* ``json``: one object ``{"kind": ..., "parameters": {...}, "rows": [{column: value},
+  ...], "notes": [...]}``, NaN as ``null``.
+
+The kinds are ``run``, ``sweep``, ``compare``, ``tune`` and ``trace`` (the results of
+the commands of those names).  An unknown kind or format is a ``ValueError`` here, and
+nowhere else.  Nothing here simulates; the results are read by their attributes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from simkit.output import terminal
+from simkit.output.numbers import csv_number
+from simkit.output.spreadsheet import safe_cell
+
+FORMATS = ("table", "csv", "md", "json")
+STATS = ["mean", "se", "ci_low", "ci_high"]
+
+
+@dataclass(frozen=True)
+class Tidy:
+    """A result as tidy rows: what every format but ``table`` prints."""
+
+    kind: str
+    parameters: dict[str, Any]
+    columns: list[str]
+    rows: list[list[Any]]
+    notes: list[str] = field(default_factory=list)
+
+    def records(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
+
+
+@dataclass(frozen=True)
+class View:
+    """What to show: the level (``by``), the metrics (None: all), the terminal width,
+    and for comparisons whether rows that do not differ are shown in the table."""
+
+    by: str = "combatant"
+    metrics: Sequence[str] | None = None
+    width: int = terminal.WIDTH
+    all_metrics: bool = False
+
+
+# --------------------------------------------------------------------------- tidy rows
+def _frame(t: Any) -> tuple[list[str], list[list[Any]]]:
+    """A DataFrame's columns and rows, values as plain Python objects."""
+    split = t.to_dict(orient="split")
+    return [str(c) for c in split["columns"]], [list(r) for r in split["data"]]
+
+
+def _only(t: Any, metrics: Sequence[str] | None) -> Any:
+    return t[t.metric.isin(list(metrics))] if metrics else t
+
+
+def _run(result: Any, view: View) -> Tidy:
+    rows = result.rows if view.by == "combatant" else result.level_rows(view.by)
+    chosen = set(view.metrics) if view.metrics else None
+    scenario = result.scenario
+    return Tidy(
+        "run",
+        {
+            "scenario": scenario.name,
+            "system": scenario.system,
+            "rounds": result.rounds,
+            "seed": result.seed,
+            "rules": dict(scenario.rules),
+            "by": view.by,
+            "metrics": list(view.metrics) if view.metrics else None,
+        },
+        [view.by, "metric", *STATS],
+        [list(r) for r in rows if chosen is None or r[1] in chosen],
+    )
+
+
+def _sweep(sweep: Any, view: View) -> Tidy:
+    columns, rows = _frame(_only(sweep.level_table(view.by), view.metrics))
+    return Tidy(
+        "sweep",
+        {
+            "scenario": sweep.scenario.name,
+            "system": sweep.scenario.system,
+            "fields": list(sweep.fields),
+            "values": [list(a.values) for a in sweep.axes],
+            "rounds": sweep.rounds,
+            "seed": sweep.seed,
+            "by": view.by,
+            "metrics": list(view.metrics) if view.metrics else None,
+        },
+        columns,
+        rows,
+    )
+
+
+def _compare(comparison: Any, view: View) -> Tidy:
+    columns, rows = _frame(_only(comparison.level_table(view.by), view.metrics))
+    return Tidy(
+        "compare",
+        {
+            "a": comparison.label_a,
+            "b": comparison.label_b,
+            "rounds": comparison.rounds,
+            "seed": comparison.seed,
+            "batches": comparison.batches,
+            "batch_rounds": comparison.batch_rounds,
+            "by": view.by,
+            "metrics": list(view.metrics) if view.metrics else None,
+        },
+        columns,
+        rows,
+        [comparison.narrowing_line()],
+    )
+
+
+def _tune(tuning: Any, view: View) -> Tidy:
+    columns, rows = _frame(tuning.table)
+    return Tidy(
+        "tune",
+        {
+            "scenario": tuning.scenario.name,
+            "system": tuning.scenario.system,
+            "target": tuning.target.text,
+            "fields": list(tuning.fields),
+            "rounds": tuning.sweep.rounds,
+            "seed": tuning.sweep.seed,
+        },
+        columns,
+        rows,
+        [tuning.answer],
+    )
+
+
+def _trace(trace: Any, view: View) -> Tidy:
+    columns = list(dict.fromkeys(k for r in trace.records for k in r))
+    return Tidy(
+        "trace",
+        {
+            "scenario": trace.scenario.name,
+            "system": trace.scenario.system,
+            "rounds": trace.rounds,
+            "seed": trace.seed,
+            "dice": dict(trace.dice),
+        },
+        columns,
+        [[r.get(c) for c in columns] for r in trace.records],
+        [trace.heading],
+    )
+
+
+TIDY: dict[str, Callable[[Any, View], Tidy]] = {
+    "run": _run,
+    "sweep": _sweep,
+    "compare": _compare,
+    "tune": _tune,
+    "trace": _trace,
+}
+
+
+def tidy(kind: str, result: Any, view: View | None = None) -> Tidy:
+    """``result`` (of a command of kind ``kind``) as tidy rows."""
+    check(kind, "table")
+    return TIDY[kind](result, view or View())
+
+
+# --------------------------------------------------------------------------- the table
+def _table(kind: str, result: Any, view: View) -> str:
+    if kind == "run":
+        return terminal.result_table(result, by=view.by, metrics=view.metrics, width=view.width)
+    if kind == "sweep":
+        return terminal.sweep_table(result, view.metrics, by=view.by, width=view.width)
+    if kind == "compare":
+        return terminal.comparison_table(
+            result, all_metrics=view.all_metrics, metrics=view.metrics, by=view.by, width=view.width
+        )
+    if kind == "tune":
+        return terminal.tuning_table(result, width=view.width)
+    return "\n".join(terminal.fit(result.lines, view.width))  # trace
+
+
+# --------------------------------------------------------------------------- formats
+def _cell(value: Any) -> str:
+    """One value as CSV or Markdown text: floats at 10 significant digits (NaN empty),
+    lists and mappings as JSON, None empty."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        return csv_number(value)
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _plain(value: Any) -> Any:
+    """A value for JSON: NaN and infinities as null, tuples as lists."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def as_csv(t: Tidy) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([safe_cell(c) for c in t.columns])
+    writer.writerows([safe_cell(_cell(v)) for v in row] for row in t.rows)
+    return buf.getvalue()
+
+
+def as_markdown(t: Tidy) -> str:
+    return terminal.markdown(t.columns, [[_cell(v) for v in row] for row in t.rows])
+
+
+def as_json(t: Tidy) -> str:
+    document = {
+        "kind": t.kind,
+        "parameters": _plain(t.parameters),
+        "rows": [_plain(r) for r in t.records()],
+        "notes": list(t.notes),
+    }
+    return json.dumps(document, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+WRITERS: dict[str, Callable[[Tidy], str]] = {"csv": as_csv, "md": as_markdown, "json": as_json}
+
+
+def check(kind: str, fmt: str) -> None:
+    """A ValueError naming what is allowed, for an unknown kind or format."""
+    if kind not in TIDY:
+        raise ValueError(f"unknown kind {kind!r}; allowed: {', '.join(TIDY)}")
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; allowed: {', '.join(FORMATS)}")
+
+
+def render(
+    kind: str,
+    result: Any,
+    fmt: str = "table",
+    *,
+    by: str = "combatant",
+    metrics: Sequence[str] | None = None,
+    width: int = terminal.WIDTH,
+    all_metrics: bool = False,
+) -> str:
+    """``result`` of a ``kind`` command (run, sweep, compare, tune, trace) in format
+    ``fmt`` (table, csv, md, json); see the module docstring.  KeyError for a metric
+    that is not in the result."""
+    check(kind, fmt)
+    view = View(by, metrics, width, all_metrics)
+    if fmt == "table":
+        return _table(kind, result, view)
+    return WRITERS[fmt](TIDY[kind](result, view))
