@@ -59,8 +59,8 @@ test: $(STAMP) lint browser
 # lines; fails below 90% of simkit/systems/.
 coverage: $(STAMP)
 	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -o addopts="" -m "not slow" \
-		tests/test_contract.py tests/test_readiness_rev2.py tests/test_vtm_rev2.py \
-		tests/test_perception_rev2.py tests/test_plugin_system.py tests/test_trace_cli.py \
+		tests/test_contract.py tests/test_readiness_rules.py tests/test_vtm_rules.py \
+		tests/test_perception_rules.py tests/test_plugin_system.py tests/test_trace_cli.py \
 		tests/test_vtm_kernel.py::test_rounds_side_by_side_equal_rounds_one_by_one \
 		tests/test_perception_kernel.py::test_rounds_side_by_side_equal_the_general_path \
 		tests/test_random_stream.py::test_first_outputs_are_each_rounds_first_two_outputs \

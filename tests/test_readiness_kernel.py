@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 from builders import make_scenario
 from contract_support import cycles, row_counts
-from test_readiness_rev2 import exact_expectations
+from test_readiness_rules import exact_expectations
 from twins import readiness as twin
 
 import simkit

@@ -11,13 +11,13 @@ revision 2 yet).
 from __future__ import annotations
 
 import random
-from collections import Counter
 from fractions import Fraction
 from itertools import product
 from typing import Any
 
 import pytest
 from builders import make_scenario
+from enumerate import expectation
 from naive_rng import NaiveStream
 from twins import perception as twin
 
@@ -25,65 +25,9 @@ D10 = range(1, 11)
 
 
 # ------------------------------------------------------------------ enumeration
-class PathDraws:
-    """A draw source that follows a given list of choices, then takes choice 0.
-
-    It records every choice, how many there were to pick from, and the probability of
-    the path so far, so that all paths can be walked like an odometer.
-    """
-
-    def __init__(self, prefix: list[int]) -> None:
-        self.prefix = prefix
-        self.choices: list[int] = []
-        self.arity: list[int] = []
-        self.probability = Fraction(1)
-
-    def _choose(self, weights: list[Fraction]) -> int:
-        pos = len(self.choices)
-        k = self.prefix[pos] if pos < len(self.prefix) else 0
-        self.choices.append(k)
-        self.arity.append(len(weights))
-        self.probability *= weights[k]
-        return k
-
-    def roll(self, sides: int) -> int:
-        return self._choose([Fraction(1, sides)] * sides) + 1
-
-    def below(self, n: int) -> int:
-        if n <= 1:
-            return 0  # draws nothing
-        return self._choose([Fraction(1, n)] * n)
-
-    def chance(self, threshold: int) -> bool:
-        p = Fraction(threshold, 2**53)
-        return self._choose([p, 1 - p]) == 0
-
-
-def every_round(scenario: Any):
-    """Every possible round of ``scenario`` (its counts) with its exact probability."""
-    prefix: list[int] = []
-    while True:
-        draws = PathDraws(prefix)
-        counts = twin.play_round(scenario, draws)
-        yield draws.probability, counts
-        k = len(draws.choices) - 1
-        while k >= 0 and draws.choices[k] + 1 == draws.arity[k]:
-            k -= 1
-        if k < 0:
-            return
-        prefix = draws.choices[:k] + [draws.choices[k] + 1]
-
-
 def exact(scenario: Any) -> dict[tuple[str, str], Fraction]:
-    """Exact per-round mean of every count of the twin."""
-    total: Counter = Counter()
-    mass = Fraction(0)
-    for p, counts in every_round(scenario):
-        mass += p
-        for key, value in counts.items():
-            total[key] += p * value
-    assert mass == 1
-    return {key: Fraction(v) for key, v in total.items()}
+    """Exact per-round mean of every count of the twin (tests/enumerate.py)."""
+    return expectation(lambda draws: twin.play_round(scenario, draws))
 
 
 def p_dice(n: int, event) -> Fraction:

@@ -1,112 +1,45 @@
 """The revision-2 readiness twin (tests/twins/readiness.py) against the rules' revision 2
 (docs/rules.md).
 
-Every expectation is exact: the twin is driven by an enumerating draw source (a
-depth-first search over draw sequences, a whole R1 pool being one draw over its
-multisets), so each count's expectation comes out
-as a ``Fraction``, and it is compared with a value derived by hand from the rules
-(the derivation is in the test).  Scripted rounds (fixed dice, no other draw) check
-the event log line by line.  Random scenarios and streams check round identities, the
-log's completeness, and that revision 1 stays reachable: with revision 1's readings
-written out, the twin gives the counts of tests/naive_readiness.py round by round and
-consumes the same draws.
+Every expectation is exact: the twin is driven by the enumerating draw source of
+tests/enumerate.py (every draw sequence, a whole R1 pool being one draw over its
+multisets), so each count's expectation comes out as a ``Fraction``, and it is
+compared with a value derived by hand from the rules (the derivation is in the test).
+Scripted rounds (fixed dice, no other draw) check the event log line by line.  Random
+scenarios and streams check round identities, the log's completeness, and that
+revision 1 stays reachable: with revision 1's readings written out, the twin gives the
+counts the revision-1 twin gave, round by round, and consumes the same draws
+(tests/rev1_record.py).
 """
 
 from __future__ import annotations
 
-import math
 import random
 from collections import Counter
 from collections.abc import Callable
 from fractions import Fraction
-from functools import cache
-from itertools import combinations_with_replacement, product
+from itertools import product
 from typing import Any
 
 import pytest
 from builders import make_scenario
+from enumerate import expectation
 from naive_rng import NaiveStream, round_words
 from twins import readiness as twin
 
 from simkit.scenario import Combatant, Params, Scenario
 
-TWO53 = 1 << 53
 Counts = dict[tuple[str, str], int]
 Play = Callable[..., Counts]
 
 
 # --------------------------------------------------------------------------- enumeration
-class NeedDraw(Exception):
-    """The scripted prefix ran out: ``options`` are the next draw's (value, probability)."""
-
-    def __init__(self, options: list[tuple[Any, Fraction]]) -> None:
-        super().__init__()
-        self.options = options
-
-
-@cache
-def pool_options(count: int, sides: int) -> tuple[tuple[tuple[int, ...], Fraction], ...]:
-    """Every multiset of ``count`` dice with ``sides`` sides and its probability."""
-    out = []
-    total = sides**count
-    for pool in combinations_with_replacement(range(sides, 0, -1), count):
-        ways = math.factorial(count)
-        for m in Counter(pool).values():
-            ways //= math.factorial(m)
-        out.append((pool, Fraction(ways, total)))
-    assert sum(p for _, p in out) == 1
-    return tuple(out)
-
-
-class ScriptedDraws:
-    """Replays ``prefix``; the first draw beyond it raises :class:`NeedDraw`."""
-
-    def __init__(self, prefix: tuple[Any, ...]) -> None:
-        self.prefix = prefix
-        self.pos = 0
-
-    def _next(self, options: Any) -> Any:
-        if self.pos < len(self.prefix):
-            value = self.prefix[self.pos]
-            self.pos += 1
-            return value
-        raise NeedDraw(options())
-
-    def roll(self, sides: int) -> int:
-        return self._next(lambda: [(v, Fraction(1, sides)) for v in range(1, sides + 1)])
-
-    def roll_pool(self, count: int, sides: int) -> tuple[int, ...]:
-        return self._next(lambda: list(pool_options(count, sides)))
-
-    def below(self, n: int) -> int:
-        if n <= 1:
-            return 0  # draws nothing
-        return self._next(lambda: [(k, Fraction(1, n)) for k in range(n)])
-
-    def chance(self, threshold: int) -> bool:
-        p = Fraction(min(max(threshold, 0), TWO53), TWO53)
-        return self._next(lambda: [(v, q) for v, q in ((True, p), (False, 1 - p)) if q > 0])
-
-
 def exact_round(
     scenario: Scenario, no_hold: bool = False, play: Play = twin.play_round
 ) -> dict[tuple[str, str], Fraction]:
-    """E[count] of one round, over every dice outcome and every random choice."""
-    totals: dict[tuple[str, str], Fraction] = {}
-    mass = Fraction(0)
-    stack: list[tuple[tuple[Any, ...], Fraction]] = [((), Fraction(1))]
-    while stack:
-        prefix, p = stack.pop()
-        try:
-            counts = play(scenario, ScriptedDraws(prefix), no_hold)
-        except NeedDraw as need:
-            stack.extend((prefix + (value,), p * q) for value, q in need.options)
-            continue
-        mass += p
-        for key, value in counts.items():
-            totals[key] = totals.get(key, Fraction(0)) + p * value
-    assert mass == 1
-    return totals
+    """E[count] of one round, over every dice outcome and every random choice
+    (tests/enumerate.py; a whole R1 pool is one draw over its multisets)."""
+    return expectation(lambda draws: play(scenario, draws, no_hold))
 
 
 def exact_expectations(
@@ -874,10 +807,10 @@ def test_r8_on_edge_and_edge_wound_exact(surprised):
     rounds = twin.play_rounds(s, NaiveStream(round_words([1, 2, 3, 4], 0)), 5)
     assert [c[("", "stalemate")] for c in rounds] == [1, 0, 1, 0, 1]
     log: list[tuple] = []
-    twin.play_round(s, ScriptedDraws(((6,), (6, 6))), log=log)
+    twin.play_round(s, FixedDice([6, 6, 6]), log=log)
     assert log[-3:] == [("expired", "R5", "H", 1), ("expired", "R5", "S", 2), ("stalemate", "R8")]
     log = []
-    twin.play_round(s, ScriptedDraws(((6,), (6, 6))), no_hold=True, log=log)
+    twin.play_round(s, FixedDice([6, 6, 6]), no_hold=True, log=log)
     assert log[0] == ("no_hold", "R8") and not any(e[0] == "hold" for e in log)
 
 
