@@ -16,6 +16,7 @@ from itertools import product
 from typing import Any
 
 import pytest
+import rev1_record
 from builders import make_scenario
 from enumerate import expectation
 from naive_rng import NaiveStream
@@ -218,25 +219,26 @@ def random_scenario(rng: random.Random, information: str, max_total: int = 7) ->
     return make_scenario("perception", entries, rules={**rules, "information": information})
 
 
-def test_revision_1_stays_reachable():
-    """300 random scenarios x 40 rounds: with ``information = "order"`` the new twin
-    gives every count of tests/naive_perception.py, round by round, and leaves the
-    stream in the same state."""
-    # imported here: the revision-1 twin imports simkit, which is being restructured
-    import naive_perception
-
+def rev1_fights():
+    """The 300 random fights of the record (tests/rev1_record.py), under ``information =
+    "order"``: ``(k, scenario, key, first)``; 40 rounds each from round ``first``."""
     rng = random.Random(20261202)
-    seen: set = set()
     for k in range(300):
         scenario = random_scenario(rng, information="order")
         key = [rng.getrandbits(64) for _ in range(4)]
         first = rng.randint(0, 999)
+        yield k, scenario, key, first
+
+
+def test_revision_1_stays_reachable():
+    """300 random scenarios x 40 rounds: with ``information = "order"`` the new twin
+    gives every count the revision-1 twin gave, round by round, and leaves the stream in
+    the same state (tests/rev1_record.py)."""
+    seen: set = set()
+    for k, scenario, key, first in rev1_fights():
         records = twin.play_rounds_keyed(scenario, key, 40, first=first)
-        for r in range(40):
-            stream = NaiveStream.for_round(key, first + r)
-            want = naive_perception.play_round(scenario, stream)
-            assert {m: records[r].counts[m] for m in want} == want, (k, r, scenario.to_dict())
-            assert records[r].state == stream.state(), (k, r)
+        played = [(rec.counts, rec.state) for rec in records]
+        rev1_record.check("perception", k, played, scenario.to_dict())
         rules = scenario.rules
         seen.add((rules["mode"], rules["tie"] if rules["mode"] == "individual" else "-"))
         seen.add(len(scenario.sides))

@@ -22,12 +22,13 @@ from itertools import product
 from typing import Any
 
 import pytest
+import rev1_record
 from builders import make_scenario
 from enumerate import expectation
 from naive_rng import NaiveStream, round_words
 from twins import readiness as twin
 
-from simkit.scenario import Combatant, Params, Scenario
+from simkit.scenario import Scenario
 
 Counts = dict[tuple[str, str], int]
 Play = Callable[..., Counts]
@@ -885,33 +886,6 @@ def random_entries(rng: random.Random, revision: int) -> tuple[list[dict[str, An
     return entries, rules
 
 
-def rev1_scenario(entries: list[dict[str, Any]], rules: dict[str, Any]) -> Scenario:
-    """The old twin's scenario, built directly (guard a bool, no revision-2 field)."""
-    combatants = []
-    for e in entries:
-        params = {
-            "readiness": e["readiness"],
-            "advantage": e.get("advantage", 0),
-            "role": e.get("role", "hero"),
-            "hold": e["hold"],
-            "defend": e["defend"],
-            "guard": e["guard"],
-            "target": e.get("target", "random"),
-            "attack_share": float(e["attack_share"]),
-        }
-        count = e["count"]
-        names = [e["name"]] if count == 1 else [f"{e['name']} {k}" for k in range(1, count + 1)]
-        combatants += [Combatant(n, e["side"], e["name"], Params(params)) for n in names]
-    return Scenario(
-        name="rev1",
-        system="readiness",
-        rounds=1000,
-        seed=0,
-        rules=Params({"order": rules["order"], "prep": rules["prep"]}),
-        combatants=tuple(combatants),
-    )
-
-
 def rev1_readings(entries: list[dict[str, Any]], rules: dict[str, Any]) -> Scenario:
     """The same fight for the new twin, revision 1's readings written out."""
     new = []
@@ -1014,35 +988,28 @@ def test_attack_totals_per_side_with_three_sides():
 
 
 # --------------------------------------------------------------------------- revision 1
-def old_twin() -> Any:
-    """tests/naive_readiness.py, the revision-1 twin.
-
-    Imported only by the tests that compare with it: it imports simkit internals, so a
-    restructuring of simkit that breaks it fails these tests, not the whole file.
-    """
-    import naive_readiness
-
-    return naive_readiness
+def rev1_fights():
+    """The 400 random revision-1 fights of the record (tests/rev1_record.py): ``(k,
+    entries, rules, key)``; 4 rounds each."""
+    rng = random.Random(1201)
+    for k in range(400):
+        entries, rules = random_entries(rng, revision=1)
+        yield k, entries, rules, [k + 1, 2 * k + 3, 5, 8]
 
 
 def test_revision_1_stays_reachable_on_random_scenarios():
-    """The new twin with revision 1's readings equals the old twin round by round."""
-    rng = random.Random(1201)
+    """The new twin with revision 1's readings gives the revision-1 twin's counts round
+    by round and leaves the stream in the same state (tests/rev1_record.py)."""
     checked = 0
     seen: Counter = Counter()
-    for k in range(400):
-        entries, rules = random_entries(rng, revision=1)
-        old_s, new_s = rev1_scenario(entries, rules), rev1_readings(entries, rules)
-        key = [k + 1, 2 * k + 3, 5, 8]
-        old, old_states = old_twin().play_rounds_keyed(old_s, key, 4)
+    for k, entries, rules, key in rev1_fights():
+        new_s = rev1_readings(entries, rules)
         records = twin.play_rounds_keyed(new_s, key, 4)
         new = [rec.counts for rec in records]
-        new_states = [rec.state for rec in records]
+        rev1_record.check(
+            "readiness", k, [(rec.counts, rec.state) for rec in records], (entries, rules)
+        )
         for r in range(4):
-            assert set(old[r]) <= set(new[r])
-            diff = {m: (old[r][m], new[r][m]) for m in old[r] if old[r][m] != new[r][m]}
-            assert not diff, (k, r, entries, rules, diff)
-            assert old_states[r] == new_states[r], (k, r)
             check_identities(new_s, new[r])
             # revision 1: at most one response per attack
             defenses = sum(new[r][(c.name, "defenses")] for c in new_s.combatants)
@@ -1062,35 +1029,45 @@ def test_revision_1_stays_reachable_on_random_scenarios():
     )
 
 
-@pytest.mark.parametrize(
-    "entries",
+DEFAULT_POLICY_FIGHTS = [
+    # R7 with default policies: guard "backup" (true) behind a defender, hasty self
     [
-        # R7 with default policies: guard "backup" (true) behind a defender, hasty self
-        [
-            {"name": "A", "side": "a", "readiness": 2, "advantage": 2},
-            {"name": "B", "side": "a", "readiness": 1, "guard": True, "attack_share": 0.5},
-            {"name": "W", "side": "w", "readiness": 2, "attack_share": 0.5},
-        ],
-        # one attacker, two backup guards: only the first steps in
-        [
-            {"name": "W", "side": "w", "readiness": 2, "target": "D"},
-            {"name": "D", "side": "a", "readiness": 1, "attack_share": 0.0},
-            {"name": "G1", "side": "a", "readiness": 1, "guard": True, "attack_share": 0.0},
-            {"name": "G2", "side": "a", "readiness": 1, "guard": True, "attack_share": 0.0},
-        ],
+        {"name": "A", "side": "a", "readiness": 2, "advantage": 2},
+        {"name": "B", "side": "a", "readiness": 1, "guard": True, "attack_share": 0.5},
+        {"name": "W", "side": "w", "readiness": 2, "attack_share": 0.5},
     ],
-)
-def test_default_policies_are_revision_1_exactly(entries):
-    """No holds, defend "always", guard never/backup: R7 rev 2 is rev 1's one response.
+    # one attacker, two backup guards: only the first steps in
+    [
+        {"name": "W", "side": "w", "readiness": 2, "target": "D"},
+        {"name": "D", "side": "a", "readiness": 1, "attack_share": 0.0},
+        {"name": "G1", "side": "a", "readiness": 1, "guard": True, "attack_share": 0.0},
+        {"name": "G2", "side": "a", "readiness": 1, "guard": True, "attack_share": 0.0},
+    ],
+]
 
-    Revision 2's defaults elsewhere (holder_actions "held_dice") are left as they are;
-    without a holder they cannot matter.  Exact expectations of the two twins agree."""
+
+DEFAULT_POLICY_RULES = {"order": "dynamic", "prep": "sixes"}
+
+
+def default_policy_entries(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The fight's entries with revision 1's default policies written out."""
     entries = [{**e, "count": 1, "hold": "never", "defend": "always"} for e in entries]
     for e in entries:
         e.setdefault("guard", False)
         e.setdefault("attack_share", 1.0)
-    rules = {"order": "dynamic", "prep": "sixes"}
-    old = exact_expectations(rev1_scenario(entries, rules), old_twin().play_round)
+    return entries
+
+
+@pytest.mark.parametrize("case", range(len(DEFAULT_POLICY_FIGHTS)))
+def test_default_policies_are_revision_1_exactly(case):
+    """No holds, defend "always", guard never/backup: R7 rev 2 is rev 1's one response.
+
+    Revision 2's defaults elsewhere (holder_actions "held_dice") are left as they are;
+    without a holder they cannot matter.  Exact expectations of the new twin agree with
+    the revision-1 twin's (tests/rev1_record.py)."""
+    entries = default_policy_entries(DEFAULT_POLICY_FIGHTS[case])
+    rules = DEFAULT_POLICY_RULES
+    old = rev1_record.exact("readiness_default_policies")[case]
     new_entries = [{**e, "guard": "backup" if e["guard"] else "never"} for e in entries]
     for e in new_entries:
         del e["count"]
