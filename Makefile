@@ -44,13 +44,14 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 # Debian's chromium for the test that lays the reports out in a real browser; where it
-# cannot be installed (not root, no apt) that test is skipped and says why.
+# cannot be installed (not root, no apt) that test is skipped and says why, except under
+# CI=true (.ci/run), where it fails.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 		{ apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1 || \
 		  { apt-get update -q >/dev/null 2>&1 && \
 		    apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1; }; }; } || \
-		echo "chromium could not be installed: the report layout test will be skipped"
+		echo "chromium could not be installed: the report layout test will be skipped (and fail under CI=true)"
 
 test: $(STAMP) lint browser
 	$(BIN)/python -m pytest -q

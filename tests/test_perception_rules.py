@@ -4,8 +4,8 @@ identities, and revision 1 reachable through ``information = "order"``.
 Exact values come from enumerating every d10 and every random choice (tie orders,
 within-side orders, attack_share, target) of the twin with ``fractions.Fraction``
 (``exact``), checked against closed forms written here from the rules (docs/rules.md).
-Scenarios are built with ``builders.make_scenario`` (the validator does not know
-revision 2 yet).
+Scenarios are built with ``builders.make_scenario`` (no validation: the twin needs
+nothing of simkit).
 """
 
 from __future__ import annotations
