@@ -25,6 +25,8 @@ import pytest
 import rev1_record
 from builders import make_scenario
 from enumerate import expectation
+from hypothesis import given
+from hypothesis import strategies as hs
 from naive_rng import NaiveStream, round_words
 from twins import readiness as twin
 
@@ -968,23 +970,23 @@ def test_round_identities_and_logs_on_random_scenarios():
     assert want <= set(seen), want - set(seen)
 
 
-def test_attack_totals_per_side_with_three_sides():
-    """Per side, attacks made == attacks received by its opponents: counted per pair."""
-    rng = random.Random(7)
-    for k in range(100):
-        entries, rules = random_entries(rng, revision=2)
-        s = scenario(*entries, **rules)
-        log: list[tuple] = []
-        counts = twin.play_round(s, NaiveStream.for_round([k, 1, 2, 3], 0), False, log)
-        side = {c.name: c.side for c in s.combatants}
-        attacks = [e for e in log if e[0] == "attack"]
-        assert all(side[e[2]] != side[e[3]] for e in attacks)
-        for sd in set(side.values()):
-            made = sum(counts[(n, "attacks_made")] for n in side if side[n] == sd)
-            received_from = sum(1 for e in attacks if side[e[2]] == sd)
-            assert made == received_from
-            received = sum(counts[(n, "attacks_received")] for n in side if side[n] != sd)
-            assert received == sum(1 for e in attacks if side[e[3]] != sd)
+@given(rng=hs.randoms(use_true_random=False), k=hs.integers(0, 2**64 - 1))
+def test_attack_totals_per_side_with_three_sides(rng, k):
+    """Any random scenario (two or three sides), any stream: per side, attacks made ==
+    attacks received by its opponents, counted per pair from the log."""
+    entries, rules = random_entries(rng, revision=2)
+    s = scenario(*entries, **rules)
+    log: list[tuple] = []
+    counts = twin.play_round(s, NaiveStream.for_round([k, 1, 2, 3], 0), False, log)
+    side = {c.name: c.side for c in s.combatants}
+    attacks = [e for e in log if e[0] == "attack"]
+    assert all(side[e[2]] != side[e[3]] for e in attacks)
+    for sd in set(side.values()):
+        made = sum(counts[(n, "attacks_made")] for n in side if side[n] == sd)
+        received_from = sum(1 for e in attacks if side[e[2]] == sd)
+        assert made == received_from
+        received = sum(counts[(n, "attacks_received")] for n in side if side[n] != sd)
+        assert received == sum(1 for e in attacks if side[e[3]] != sd)
 
 
 # --------------------------------------------------------------------------- revision 1
