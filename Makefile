@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo reports test lint bench coverage browser warmup clean
+.PHONY: install demo reports test check lint bench coverage browser warmup clean
 
 # One report per example scenario worth showing (at least one per system), written to
 # reports/<scenario-stem>/.
@@ -53,8 +53,13 @@ browser:
 		    apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1; }; }; } || \
 		echo "chromium could not be installed: the report layout test will be skipped (and fail under CI=true)"
 
+# The whole suite (slow statistical runs, subprocesses and the browser included).
 test: $(STAMP) lint browser
 	$(BIN)/python -m pytest -q
+
+# The development loop: lint, then every test not marked slow (pyproject.toml's markers).
+check: $(STAMP) lint
+	$(BIN)/python -m pytest -q -m "not slow"
 
 # The twins and the contract tests with the JIT off, so that coverage sees the kernels'
 # lines; fails below 90% of simkit/systems/.
