@@ -32,6 +32,8 @@ DUEL = SCENARIOS / "duel_of_equals.toml"
 SUM_FIELDS = ("s1", "s2", "sl", "sx", "tot")
 ROUNDS = 2 * engine.CHUNK_ROUNDS + 4321  # three chunks, the last one short
 
+pytestmark = pytest.mark.slow  # local Dask clusters: make test, not make check
+
 
 def _holding_readiness() -> Scenario:
     """Holds on both sides, so R8 stalemates (cycles of two rounds) occur."""

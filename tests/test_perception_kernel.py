@@ -166,6 +166,7 @@ def _exact(cache: dict, name: str) -> list[Fraction]:
     return cache[name]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_monte_carlo_matches_exact(name, exact_rows):
     """Every slot of the layout (counts, acts_before, actions_dist, every group and side

@@ -140,6 +140,7 @@ def exact_value(exp: dict, who: str, name: str) -> Fraction | None:
 SIDES_OF: dict[str, list[str]] = {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(EXACT))
 def test_run_matches_exact_expectations(name):
     data = EXACT[name]

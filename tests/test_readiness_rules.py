@@ -1060,6 +1060,7 @@ def default_policy_entries(entries: list[dict[str, Any]]) -> list[dict[str, Any]
     return entries
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", range(len(DEFAULT_POLICY_FIGHTS)))
 def test_default_policies_are_revision_1_exactly(case):
     """No holds, defend "always", guard never/backup: R7 rev 2 is rev 1's one response.

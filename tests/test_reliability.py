@@ -221,6 +221,7 @@ def _wait_for_the_entry_point(proc: subprocess.Popen) -> None:
     pytest.fail("the command did not install its SIGTERM handler within 10 s")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("sig", "status", "word"),
     [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
@@ -260,6 +261,7 @@ def _big(tmp_path: Path, n: int = 200, readiness: int = 20) -> Path:
     return write(tmp_path, text, "big.toml")
 
 
+@pytest.mark.slow
 def test_a_200_combatant_run_stops_at_the_chunk_in_flight(tmp_path):
     """Ctrl-C in the middle of a 200-combatant run stops it after the chunks in flight.
 
@@ -325,6 +327,7 @@ def request_cleanup():
 RUN_IMPORTS = ("numpy", "numpy.libs", "numba", "llvmlite")  # what `simkit run` needs
 
 
+@pytest.mark.slow
 def test_a_user_whose_home_is_not_writable_can_run(request_cleanup):
     """As user nobody, HOME unwritable, the package directory not writable either."""
     python = Path("/usr/bin/python3")

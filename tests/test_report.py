@@ -515,6 +515,7 @@ def test_vtm_report_runs(tmp_path):
     assert "an even share among three sides would be 0.5" in md
 
 
+@pytest.mark.slow
 def test_a_report_of_200_combatants_is_quick(tmp_path):
     lines = ['[scenario]\nname = "Hordes"\nsystem = "readiness"\nrounds = 10\nseed = 1\n']
     for k in range(4):
@@ -653,6 +654,7 @@ def _simkit(*args: str, **kwargs) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_piped_stderr_gets_no_progress_output(tmp_path):
     # 2,000,000 rounds with one worker last well over a second: a terminal would show the bar.
     proc = _simkit(
@@ -669,6 +671,7 @@ def test_piped_stderr_gets_no_progress_output(tmp_path):
     assert proc.stderr == ""
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
 def test_terminal_stderr_shows_the_bar_with_rounds_per_second():
     import pty

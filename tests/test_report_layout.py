@@ -52,6 +52,8 @@ MEASURE = """() => {
   return out;
 }"""
 
+pytestmark = pytest.mark.slow  # a real browser: make test, not make check
+
 
 def _scenarios() -> list[str]:
     text = (ROOT / "Makefile").read_text()

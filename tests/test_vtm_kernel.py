@@ -164,6 +164,7 @@ EXACT_SCENARIOS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(EXACT_SCENARIOS))
 def test_run_within_five_se_of_the_exact_twin(name):
     checked = assert_run_matches_exact(EXACT_SCENARIOS[name])

@@ -455,6 +455,7 @@ def rev1_readings(entries: list[dict], tie: str) -> Any:
     return make_scenario("vtm", new_entries, rules={"tie": tie, "multi": "in_turn"})
 
 
+@pytest.mark.slow
 def test_revision_1_stays_reachable():
     """300 random revision-1 scenarios x 40 rounds: the new twin with revision 1's
     readings written out (abort "always" -> "before_acting", multi "in_turn") gives
@@ -534,6 +535,7 @@ def check_round(scenario: Any, counts: dict, log: list[tuple]) -> None:
     assert ends == sorted(ends)  # every end-of-round action after every turn action
 
 
+@pytest.mark.slow
 def test_round_identities_on_random_scenarios():
     """400 random revision-2 scenarios x 20 rounds on random streams."""
     rng = random.Random(777)
