@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo reports test lint bench coverage browser warmup clean
+.PHONY: install demo reports test check lint bench coverage browser warmup clean
 
 # One report per example scenario worth showing (at least one per system), written to
 # reports/<scenario-stem>/.
@@ -44,23 +44,29 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 # Debian's chromium for the test that lays the reports out in a real browser; where it
-# cannot be installed (not root, no apt) that test is skipped and says why.
+# cannot be installed (not root, no apt) that test is skipped and says why, except under
+# CI=true (.ci/run), where it fails.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 		{ apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1 || \
 		  { apt-get update -q >/dev/null 2>&1 && \
 		    apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1; }; }; } || \
-		echo "chromium could not be installed: the report layout test will be skipped"
+		echo "chromium could not be installed: the report layout test will be skipped (and fail under CI=true)"
 
+# The whole suite (slow statistical runs, subprocesses and the browser included).
 test: $(STAMP) lint browser
 	$(BIN)/python -m pytest -q
+
+# The development loop: lint, then every test not marked slow (pyproject.toml's markers).
+check: $(STAMP) lint
+	$(BIN)/python -m pytest -q -m "not slow"
 
 # The twins and the contract tests with the JIT off, so that coverage sees the kernels'
 # lines; fails below 90% of simkit/systems/.
 coverage: $(STAMP)
 	NUMBA_DISABLE_JIT=1 $(BIN)/python -m pytest -q -o addopts="" -m "not slow" \
-		tests/test_contract.py tests/test_readiness_rev2.py tests/test_vtm_rev2.py \
-		tests/test_perception_rev2.py tests/test_plugin_system.py tests/test_trace_cli.py \
+		tests/test_contract.py tests/test_readiness_rules.py tests/test_vtm_rules.py \
+		tests/test_perception_rules.py tests/test_plugin_system.py tests/test_trace_cli.py \
 		tests/test_vtm_kernel.py::test_rounds_side_by_side_equal_rounds_one_by_one \
 		tests/test_perception_kernel.py::test_rounds_side_by_side_equal_the_general_path \
 		tests/test_random_stream.py::test_first_outputs_are_each_rounds_first_two_outputs \

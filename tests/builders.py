@@ -2,9 +2,8 @@
 
 ``make_scenario(system, combatants, rules=None)`` returns a ``simkit.scenario.Scenario``
 with every field of the rules' revision 2 (docs/rules.md) filled in with its default.
-It builds the object directly (no validation), so tests of the plain-Python twins can
-use fields the validator does not know yet; once the validator knows every field this
-function is the same as loading an equivalent TOML file.
+It builds the object directly, without validation (the twins' tests need nothing else
+of simkit); for a valid scenario the result is the one an equivalent TOML file loads to.
 """
 
 from __future__ import annotations

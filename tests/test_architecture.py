@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from requires import requires_tool
 
 from simkit import systems
 from simkit.output import docs
@@ -19,10 +20,8 @@ PACKAGE = ROOT / "simkit"
 
 def test_layer_contracts_hold():
     """import-linter: layers only import downward; nothing names a system's package."""
-    lint = Path(sys.executable).parent / "lint-imports"
-    if not lint.exists():
-        pytest.skip("lint-imports is not installed (pip install import-linter)")
-    proc = subprocess.run([str(lint)], cwd=ROOT, capture_output=True, text=True)
+    lint = requires_tool("lint-imports", hint="pip install import-linter")
+    proc = subprocess.run([lint], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "0 broken" in proc.stdout
 

@@ -26,6 +26,7 @@ def run_cli(capsys, *args: str) -> tuple[int, str, str]:
     return status, captured.out, captured.err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
 @pytest.mark.parametrize("by", ["combatant", "group", "side"])
 def test_run_tables_fit_100_columns(capsys, path, by):

@@ -104,6 +104,7 @@ def _rolls(system: Any, scenario: Scenario, events: np.ndarray, n: int, first: i
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_variants_roll_the_same_dice_in_every_round(name):
     system = systems.get(name)

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from requires import requires_module
 
 import simkit
 from simkit import engine
@@ -30,6 +31,8 @@ SCENARIOS = ROOT / "scenarios"
 DUEL = SCENARIOS / "duel_of_equals.toml"
 SUM_FIELDS = ("s1", "s2", "sl", "sx", "tot")
 ROUNDS = 2 * engine.CHUNK_ROUNDS + 4321  # three chunks, the last one short
+
+pytestmark = pytest.mark.slow  # local Dask clusters: make test, not make check
 
 
 def _holding_readiness() -> Scenario:
@@ -55,7 +58,7 @@ def assert_same_sums(a, b) -> None:
 
 
 def _cluster():
-    distributed = pytest.importorskip("distributed")
+    distributed = requires_module("distributed", "the dask extra")
     # Compile (or load) the kernels here first, once, so that the workers load them
     # from numba's cache instead of both compiling them at the same time.
     for scenario in _warm_up_scenarios():
@@ -150,7 +153,7 @@ class TestOnATwoWorkerCluster:
 
 @pytest.mark.dask
 def test_cli_run_with_a_local_cluster(tmp_path, capsys):
-    pytest.importorskip("distributed")
+    requires_module("distributed", "the dask extra")
     common = ["--rounds", "30000", "--seed", "9", "--workers", "1"]
     assert main(["run", str(DUEL), *common, "--out", str(tmp_path / "a")]) == 0
     local = ["--scheduler", "local"]
@@ -211,7 +214,7 @@ def _free_port() -> int:
 
 @pytest.mark.dask
 def test_an_unreachable_scheduler_is_one_line_and_exit_2(capsys):
-    dask = pytest.importorskip("dask")
+    dask = requires_module("dask", "the dask extra")
     address = f"tcp://127.0.0.1:{_free_port()}"
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
         status = main(["run", str(DUEL), "--rounds", "1000", "--scheduler", address])
@@ -252,7 +255,7 @@ def test_without_dask_the_api_raises_an_import_error(monkeypatch):
 
 
 def test_a_bad_scheduler_value_and_batches_with_a_scheduler_are_refused():
-    pytest.importorskip("distributed")
+    requires_module("distributed", "the dask extra")
     with pytest.raises(SchedulerError, match="scheduler must be"):
         simkit.run(DUEL, rounds=1000, scheduler=8786)
     with pytest.raises(ValueError, match="batch_rounds"):

@@ -7,8 +7,9 @@ import time
 from pathlib import Path
 
 import pytest
+from requires import requires_module
 
-pytest.importorskip("ipywidgets")
+requires_module("ipywidgets", "the notebooks extra")
 
 import simkit  # noqa: E402
 from simkit.explorer import ROUNDS, Explorer  # noqa: E402

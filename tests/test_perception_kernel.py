@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from contract_support import row_counts
-from test_perception_rev2 import every_round
+from enumerate import every_round
 from twins import perception as twin
 
 import simkit
@@ -78,7 +78,7 @@ def exact_row(scenario) -> list[Fraction]:
     layout = engine.layout_for(scenario)
     weight: dict[tuple, Fraction] = {}  # identical rounds once, with their probability
     rounds: dict[tuple, dict] = {}
-    for p, counts in every_round(scenario):
+    for p, counts in every_round(lambda draws: twin.play_round(scenario, draws)):
         key = tuple(counts.items())
         weight[key] = weight.get(key, Fraction(0)) + p
         rounds.setdefault(key, counts)
@@ -166,6 +166,7 @@ def _exact(cache: dict, name: str) -> list[Fraction]:
     return cache[name]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_monte_carlo_matches_exact(name, exact_rows):
     """Every slot of the layout (counts, acts_before, actions_dist, every group and side

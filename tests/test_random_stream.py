@@ -1,4 +1,9 @@
-"""The numba stream (simkit/systems/stream.py) against its plain-Python port (naive_rng.py)."""
+"""The numba stream (simkit/systems/stream.py) against its plain-Python port (naive_rng.py).
+
+Where a property holds for every input (the port and the stream agree on any sequence of
+draws, the mixes invert each other), hypothesis chooses the inputs (tests/conftest.py:
+derandomized, so every run tries the same ones).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as hs
 from naive_rng import (
     GOLDEN,
     M64,
@@ -142,15 +149,28 @@ def test_port_matches_raw_outputs():
     assert ns.state() == six(st)
 
 
+SIDES = [2, 3, 4, 5, 6, 7, 8, 10, 12, 20, 100, 256]
+BIG_BELOW = [257, 1000, 10**6, 2**32 + 1, 3 * 2**61, 2**63 - 1]
+THRESHOLDS = [0, 1, chance_threshold(0.25), chance_threshold(0.5), chance_threshold(0.999), 2**53]
+U64 = hs.integers(0, M64)
+
+# one draw of a script: (kind, parameter)
+DRAW = hs.one_of(
+    hs.tuples(hs.just(ROLL), hs.sampled_from(SIDES)),
+    hs.tuples(
+        hs.just(BELOW),
+        hs.one_of(hs.integers(1, 300), hs.sampled_from(BIG_BELOW), hs.integers(1, 2**63 - 1)),
+    ),
+    hs.tuples(hs.just(CHANCE), hs.one_of(hs.sampled_from(THRESHOLDS), hs.integers(0, 2**53))),
+)
+
+
 def _mixed_script(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
     kinds = rng.integers(0, 3, n).astype(np.int64)
     params = np.zeros(n, np.int64)
-    sides = np.array([2, 3, 4, 5, 6, 7, 8, 10, 12, 20, 100, 256])
-    big = np.array([257, 1000, 10**6, 2**32 + 1, 3 * 2**61, 2**63 - 1], dtype=np.int64)
-    thresholds = np.array(
-        [0, 1, chance_threshold(0.25), chance_threshold(0.5), chance_threshold(0.999), 2**53],
-        dtype=np.int64,
-    )
+    sides = np.array(SIDES)
+    big = np.array(BIG_BELOW, dtype=np.int64)
+    thresholds = np.array(THRESHOLDS, dtype=np.int64)
     for k in range(n):
         if kinds[k] == ROLL:
             params[k] = rng.choice(sides)
@@ -161,10 +181,9 @@ def _mixed_script(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndar
     return kinds, params
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2026])
-def test_numba_and_port_agree_on_mixed_draws(seed):
-    rng = np.random.default_rng(seed)
-    kinds, params = _mixed_script(rng, 10_000)
+def _assert_agree(seed: int, kinds: np.ndarray, params: np.ndarray) -> None:
+    """The numba stream and the port, from chunk 0 of ``seed``, give the same results
+    for the scripted draws and end in the same state."""
     st = chunk_state(np.random.SeedSequence(seed), 0)
     ns = NaiveStream(six(st))
     out = np.zeros(kinds.size, np.int64)
@@ -177,6 +196,22 @@ def test_numba_and_port_agree_on_mixed_draws(seed):
     )
     # the same number of bytes and outputs was consumed
     assert ns.state() == six(st)
+
+
+def test_numba_and_port_agree_on_a_long_mixed_script():
+    """10,000 draws in a row: many byte buffers and outputs used up and refilled."""
+    rng = np.random.default_rng(2026)
+    kinds, params = _mixed_script(rng, 10_000)
+    _assert_agree(2026, kinds, params)
+
+
+@given(seed=hs.integers(0, 2**64 - 1), script=hs.lists(DRAW, min_size=1, max_size=3000))
+def test_numba_and_port_agree_on_any_draw_script(seed, script):
+    """Any sequence of draws (dice, ``below`` small and huge, ``chance`` at any
+    threshold) from any chunk: the same results, and the same state at the end."""
+    kinds = np.array([k for k, _ in script], np.int64)
+    params = np.array([p for _, p in script], np.int64)
+    _assert_agree(seed, kinds, params)
 
 
 def test_chunk_state_layout():
@@ -278,10 +313,12 @@ def test_splitmix64_reference_values():
     # (state += GOLDEN, then the mix) is 6457827717110365317
     assert splitmix64_mix(1234567 + GOLDEN) == 6457827717110365317
     assert splitmix64_mix(0) == 0
-    rng = np.random.default_rng(4)
-    for z in [0, 1, M64, GOLDEN, *(int(x) for x in rng.integers(0, 2**63, 200, np.uint64))]:
-        assert splitmix64_unmix(splitmix64_mix(z)) == z
-        assert splitmix64_mix(splitmix64_unmix(z)) == z
+
+
+@given(z=hs.one_of(hs.sampled_from([0, 1, M64, GOLDEN]), U64))
+def test_splitmix64_unmix_inverts_the_mix(z):
+    assert splitmix64_unmix(splitmix64_mix(z)) == z
+    assert splitmix64_mix(splitmix64_unmix(z)) == z
 
 
 def _keys() -> list[np.ndarray]:
@@ -380,27 +417,30 @@ def _roll_many(st, counts, sides, out, states):
 
 
 @pytest.mark.parametrize("lazy", [False, True])
-def test_roll_many_is_rolls_one_by_one(lazy):
+@given(
+    sides=hs.sampled_from([2, 3, 6, 10, 256]),
+    pools=hs.lists(hs.integers(0, 20), min_size=1, max_size=5),
+    r=hs.integers(0, 10**6),
+)
+def test_roll_many_is_rolls_one_by_one(lazy, sides, pools, r):
     """``roll_many`` (the buffer in registers) draws what ``roll`` draws one die at a
-    time, from an eager or a pending round start, across the ends of outputs."""
+    time, from an eager or a pending round start, across the ends of outputs: any
+    pools of up to 20 dice, any round."""
     key = chunk_state(np.random.SeedSequence(11), 2)[:4].copy()
-    rng = np.random.default_rng(11)
-    for r in range(200):
-        sides = int(rng.choice([2, 3, 6, 10, 256]))
-        counts = rng.integers(0, 21, size=int(rng.integers(1, 6))).astype(np.int64)
-        st = np.zeros(STATE_WORDS, np.uint64)
-        (round_start_lazy if lazy else round_start)(st, key, r)
-        out = np.zeros((counts.size, 2), np.int64)
-        states = np.zeros((counts.size, CANONICAL_WORDS), np.uint64)
-        _roll_many(st, counts, sides, out, states)
-        ns = NaiveStream.for_round([int(w) for w in key], r)
-        for k, count in enumerate(counts):
-            faces = [ns.roll(sides) for _ in range(count)]
-            pool = sum(1 << (8 * (f - 1)) for f in faces if sides <= 8)
-            packed = sum(f << (3 * j) for j, f in enumerate(faces))
-            if sides <= 7:  # faces fit their 3 bits and the pool its byte fields
-                assert out[k].tolist() == [pool, packed], (r, k)
-            assert [int(w) for w in states[k]] == ns.state(), (r, k)
+    counts = np.array(pools, np.int64)
+    st = np.zeros(STATE_WORDS, np.uint64)
+    (round_start_lazy if lazy else round_start)(st, key, r)
+    out = np.zeros((counts.size, 2), np.int64)
+    states = np.zeros((counts.size, CANONICAL_WORDS), np.uint64)
+    _roll_many(st, counts, sides, out, states)
+    ns = NaiveStream.for_round([int(w) for w in key], r)
+    for k, count in enumerate(counts):
+        faces = [ns.roll(sides) for _ in range(count)]
+        pool = sum(1 << (8 * (f - 1)) for f in faces if sides <= 8)
+        packed = sum(f << (3 * j) for j, f in enumerate(faces))
+        if sides <= 7:  # faces fit their 3 bits and the pool its byte fields
+            assert out[k].tolist() == [pool, packed], (r, k)
+        assert [int(w) for w in states[k]] == ns.state(), (r, k)
 
 
 @njit
@@ -472,12 +512,15 @@ def test_different_chunks_give_different_rounds():
     assert sum(np.array_equal(ra[r], rb[r]) for r in range(50)) == 0
 
 
-def test_key_for_round_words_inverts_round_words():
-    rng = np.random.default_rng(17)
-    for r in (0, 1, 99, 2**40):
-        words = [int(w) for w in rng.integers(0, 2**63, 4, np.uint64)]
-        key = key_for_round_words(words, r)
-        assert round_words(key, r) == [*words, 0, 0]
-        out = np.zeros((1, CANONICAL_WORDS), np.uint64)
-        _round_words(np.array(key, np.uint64), np.array([r], np.int64), out)
-        assert [int(w) for w in out[0]] == [*words, 0, 0]
+@given(
+    words=hs.lists(U64, min_size=4, max_size=4),
+    r=hs.one_of(hs.sampled_from([0, 1, 99, 2**40]), hs.integers(0, 2**62)),
+)
+def test_key_for_round_words_inverts_round_words(words, r):
+    """For any four state words and any round, the key that makes them round ``r``'s
+    start: the port and the numba stream both start round ``r`` there."""
+    key = key_for_round_words(words, r)
+    assert round_words(key, r) == [*words, 0, 0]
+    out = np.zeros((1, CANONICAL_WORDS), np.uint64)
+    _round_words(np.array(key, np.uint64), np.array([r], np.int64), out)
+    assert [int(w) for w in out[0]] == [*words, 0, 0]

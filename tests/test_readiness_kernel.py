@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 from builders import make_scenario
 from contract_support import cycles, row_counts
-from test_readiness_rev2 import exact_expectations
+from test_readiness_rules import exact_expectations
 from twins import readiness as twin
 
 import simkit
@@ -140,6 +140,7 @@ def exact_value(exp: dict, who: str, name: str) -> Fraction | None:
 SIDES_OF: dict[str, list[str]] = {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(EXACT))
 def test_run_matches_exact_expectations(name):
     data = EXACT[name]

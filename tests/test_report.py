@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import pandas as pd
@@ -514,6 +515,7 @@ def test_vtm_report_runs(tmp_path):
     assert "an even share among three sides would be 0.5" in md
 
 
+@pytest.mark.slow
 def test_a_report_of_200_combatants_is_quick(tmp_path):
     lines = ['[scenario]\nname = "Hordes"\nsystem = "readiness"\nrounds = 10\nseed = 1\n']
     for k in range(4):
@@ -525,9 +527,12 @@ def test_a_report_of_200_combatants_is_quick(tmp_path):
         )
     path = tmp_path / "hordes.toml"
     path.write_text("\n".join(lines))
-    start = time.perf_counter()
+    # The brief's bound for a 200-combatant report is 30 s.  It is held on the CPU time
+    # of this process (every thread), which other processes' load does not inflate the
+    # way it does wall time; a report run in-process does all its work in this process.
+    start = time.process_time()
     assert main(["report", str(path), "--rounds", "2", "--out", str(tmp_path / "out")]) == 0
-    assert time.perf_counter() - start < 30  # the brief's bound for a 200-combatant report
+    assert time.process_time() - start < 30
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "G0 ×50" in md and "G0 1" not in md  # per group, never per copy
 
@@ -610,12 +615,19 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_bar_appears_once_a_run_has_lasted_its_delay():
+def test_bar_appears_once_a_run_has_lasted_its_delay(monkeypatch):
+    # The bar's clock is set by the test, not read from the machine: a loaded machine
+    # cannot make the first call come after the delay.
+    now = [100.0]
+    monkeypatch.setattr(
+        simkit.output.progress, "time", types.SimpleNamespace(perf_counter=lambda: now[0])
+    )
     tty = _Terminal()
     with ProgressBar(1000, tty, delay=0.05) as bar:
+        now[0] += 0.049
         bar(100)
         assert tty.getvalue() == ""  # a run that ends within the delay shows nothing
-        time.sleep(0.06)
+        now[0] += 0.002
         bar(400)
         assert "50.0%" in tty.getvalue() and "500/1,000 rounds" in tty.getvalue()
         assert re.search(r"[0-9,.]+( M)? rounds/s", tty.getvalue())
@@ -642,6 +654,7 @@ def _simkit(*args: str, **kwargs) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_piped_stderr_gets_no_progress_output(tmp_path):
     # 2,000,000 rounds with one worker last well over a second: a terminal would show the bar.
     proc = _simkit(
@@ -658,6 +671,7 @@ def test_piped_stderr_gets_no_progress_output(tmp_path):
     assert proc.stderr == ""
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
 def test_terminal_stderr_shows_the_bar_with_rounds_per_second():
     import pty

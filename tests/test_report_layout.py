@@ -4,19 +4,19 @@ Chromium in a 1,200 px wide window, must show every table whole: no table wider 
 the box that holds it (``scrollWidth`` against ``clientWidth``), no page wider than the
 window, no image wider than the page.
 
-Skipped, saying why, where no Chromium (or Playwright) can be found.  Set
-``SIMKIT_SCREENSHOTS=DIR`` to keep a full-page screenshot of each report there.
+Skipped, saying why, where no Chromium (or Playwright) can be found; under CI that
+fails instead (tests/requires.py).  Set ``SIMKIT_SCREENSHOTS=DIR`` to keep a full-page
+screenshot of each report there.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
+from requires import requires_module, requires_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDTH = 1200
@@ -52,6 +52,8 @@ MEASURE = """() => {
   return out;
 }"""
 
+pytestmark = pytest.mark.slow  # a real browser: make test, not make check
+
 
 def _scenarios() -> list[str]:
     text = (ROOT / "Makefile").read_text()
@@ -60,23 +62,12 @@ def _scenarios() -> list[str]:
     return m.group(1).replace("\\\n", " ").split()
 
 
-def _chromium() -> str | None:
-    for name in ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
 @pytest.fixture(scope="module")
 def browser():
-    try:
-        sync_api = importlib.import_module("playwright.sync_api")
-    except ImportError:
-        pytest.skip("playwright is not installed (pip install playwright): layout not checked")
-    executable = _chromium()
-    if executable is None:
-        pytest.skip("no Chromium found (Debian: apt-get install chromium): layout not checked")
+    sync_api = requires_module("playwright.sync_api", "pip install playwright")
+    executable = requires_tool(
+        "chromium", "chromium-browser", "google-chrome", hint="Debian: apt-get install chromium"
+    )
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=executable, args=ARGS)
         yield b

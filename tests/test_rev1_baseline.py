@@ -33,8 +33,8 @@ REV1_VALUES = {"vtm": {"abort": {"always": "before_acting"}}}
 
 
 def rev1_document(path: Path) -> dict:
-    """The scenario file with revision 1's readings written out (only the rules and
-    values the current schema knows, so the test also runs before revision 2)."""
+    """The scenario file with revision 1's readings written out: the rules it does not
+    give, and the values revision 2 renamed."""
     data = tomllib.loads(path.read_text())
     system = systems.get(data["scenario"]["system"])
     rules = data.setdefault("rules", {})

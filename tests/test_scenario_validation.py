@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 
 from simkit import ScenarioError, load_scenario
 from simkit.cli import main
+from simkit.scenario import scenario_from_dict
 
 SCENARIO = {"name": '"Test fight"', "system": '"readiness"', "rounds": "1000", "seed": "7"}
 HERO = {"name": '"Hero"', "side": '"party"', "readiness": "3"}
@@ -572,3 +576,60 @@ def test_validate_prints_one_ok_line(tmp_path, capsys):
         'prep="one_die"',
     ):
         assert fragment in line
+
+
+# --- any document: a Scenario or a ScenarioError, nothing else ---------------------------
+EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "scenarios").glob("*.toml"))
+JUNK = hs.recursive(
+    hs.none()
+    | hs.booleans()
+    | hs.integers(-(2**70), 2**70)
+    | hs.floats(allow_nan=True, allow_infinity=True)
+    | hs.text(max_size=12)
+    | hs.sampled_from(["", "random", "never", "always", "hasty_up_to:2", "C0", "side0"]),
+    lambda inner: (
+        hs.lists(inner, max_size=3) | hs.dictionaries(hs.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@hs.composite
+def damaged_documents(draw):
+    """An example scenario file's document with a few values replaced by anything TOML
+    (or a caller) could give: wrong types, out of range, unknown keys, removed keys."""
+    path = draw(hs.sampled_from(EXAMPLES))
+    data = tomllib.loads(path.read_text())
+    for _ in range(draw(hs.integers(1, 4))):
+        table = draw(hs.sampled_from(["scenario", "rules", "combatant", "top"]))
+        if table == "top":
+            target = data
+        elif table == "combatant":
+            if not isinstance(data.get("combatant"), list) or not data["combatant"]:
+                continue
+            target = draw(hs.sampled_from(data["combatant"]))
+        else:
+            target = data.setdefault(table, {})
+        if not isinstance(target, dict):
+            continue
+        keys = sorted(target) + ["unknown_key"]
+        key = draw(hs.sampled_from(keys))
+        if draw(hs.booleans()) and key in target:
+            del target[key]
+        else:
+            target[key] = draw(JUNK)
+    return path.name, data
+
+
+@settings(max_examples=300)
+@given(case=damaged_documents())
+def test_validation_raises_only_scenario_errors_on_any_document(case):
+    """Validation of any document gives a Scenario or a ScenarioError naming the source
+    (never another exception: no KeyError, TypeError, OverflowError ... from inside)."""
+    name, data = case
+    try:
+        scenario = scenario_from_dict(data, source=name)
+    except ScenarioError as exc:
+        assert str(exc).startswith(name), str(exc)
+    else:
+        assert len(scenario.combatants) >= 2

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from builders import make_scenario
 from contract_support import row_counts
-from test_vtm_rev2 import every_round
+from enumerate import every_round
 from twins import vtm as twin
 
 import simkit
@@ -72,7 +72,7 @@ def exact_means(scenario) -> list[Fraction]:
     layout = engine.layout_for(scenario)
     total = [Fraction(0)] * layout.size
     mass = Fraction(0)
-    for p, counts in every_round(scenario):
+    for p, counts in every_round(lambda draws: twin.play_round(scenario, draws)):
         mass += p
         row = counts_row(counts, layout)
         for k in np.flatnonzero(row):
@@ -164,6 +164,7 @@ EXACT_SCENARIOS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(EXACT_SCENARIOS))
 def test_run_within_five_se_of_the_exact_twin(name):
     checked = assert_run_matches_exact(EXACT_SCENARIOS[name])

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 RUN_EVERY_EXAMPLE = """
@@ -42,6 +44,7 @@ print(json.dumps(compiled))
 """
 
 
+@pytest.mark.slow
 def test_warmup_leaves_nothing_to_compile(tmp_path):
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
     done = subprocess.run(

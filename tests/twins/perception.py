@@ -5,8 +5,8 @@ as a list of *slots* (each a list of the combatants acting in it) and works out 
 metric from its definition.  It imports nothing from simkit; it reads a ``Scenario``
 (``combatants`` with ``name``, ``side``, ``group`` and fields by ``c[field]``,
 ``sides``, ``rules``) and takes its randomness from a draw source with ``roll(sides)``,
-``below(n)`` and ``chance(threshold)`` (``naive_rng.NaiveStream``, or an enumerating
-source).
+``below(n)`` and ``chance(threshold)`` (``enumerate.Draws``: ``naive_rng.NaiveStream``, or
+``enumerate.PathDraws`` for exact probabilities).
 
 The contract every system's twin meets (tests/contract_support.py):
 ``play_rounds_keyed(scenario, key_words, n_rounds, first=0, carry=0, dice=None)`` plays
@@ -72,8 +72,9 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
+from enumerate import Draws
 from naive_rng import NaiveStream
 
 D10 = 10  # P1, P2: a d10
@@ -82,12 +83,6 @@ D10 = 10  # P1, P2: a d10
 def chance_threshold(p: float) -> int:
     """The integer threshold of ``chance`` for probability ``p`` (random_stream's rule)."""
     return round(p * 2**53)
-
-
-class Draws(Protocol):
-    def roll(self, sides: int) -> int: ...
-    def below(self, n: int) -> int: ...
-    def chance(self, threshold: int) -> bool: ...
 
 
 def targets_of(scenario: Any, i: int) -> list[int]:

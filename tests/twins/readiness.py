@@ -15,8 +15,8 @@ guard "always", nobody surprised.
 
 Draws
 -----
-From any object with ``roll(sides)``, ``below(n)`` and ``chance(threshold)``
-(``naive_rng.NaiveStream``, or an enumerating source for exact probabilities).  If it
+From any ``enumerate.Draws``: ``roll(sides)``, ``below(n)`` and ``chance(threshold)``
+(``naive_rng.NaiveStream``, or ``enumerate.PathDraws`` for exact probabilities).  If it
 also has ``roll_pool(count, sides)``, R1 asks it for a whole pool at once (a pool is
 a multiset; this changes nothing but speed).  The draw order is the one of
 docs/rules-decisions.md, "The random stream", unchanged by revision 2 (which adds no
@@ -85,8 +85,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import zip_longest
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from enumerate import Draws
 from naive_rng import NaiveStream
 
 if TYPE_CHECKING:
@@ -124,12 +125,6 @@ def hasty_limit(defend: str) -> int | None:
     kind, _, number = defend.partition(":")
     assert kind == "hasty_up_to" and number.isdigit(), f"unknown defend policy {defend!r}"
     return int(number)
-
-
-class Draws(Protocol):
-    def roll(self, sides: int) -> int: ...
-    def below(self, n: int) -> int: ...
-    def chance(self, threshold: int) -> bool: ...
 
 
 # --------------------------------------------------------------------------- R2

@@ -11,7 +11,9 @@ random stream (``tests/naive_rng.py`` is their port):
 ``below(n)``      uniform in [0, n); ``below(1)`` draws nothing and returns 0
 ``chance(t)``     True with probability ``t / 2**53``
 
-``naive_rng.NaiveStream.for_round(key, r)`` is such a source (``play_rounds_keyed``).
+``naive_rng.NaiveStream.for_round(key, r)`` is such a source (``play_rounds_keyed``),
+and ``enumerate.PathDraws`` (tests/enumerate.py) one for exact probabilities; the
+protocol is ``enumerate.Draws``.
 
 The contract every system's twin meets (tests/contract_support.py):
 ``play_rounds_keyed(scenario, key_words, n_rounds, first=0, carry=0, dice=None)``
@@ -107,8 +109,9 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
+from enumerate import Draws
 from naive_rng import NaiveStream
 
 D10 = 10  # V1: a d10
@@ -117,12 +120,6 @@ D10 = 10  # V1: a d10
 def chance_threshold(p: float) -> int:
     """The integer threshold of ``chance`` for probability ``p`` (random_stream's rule)."""
     return round(p * 2**53)
-
-
-class Draws(Protocol):
-    def roll(self, sides: int) -> int: ...
-    def below(self, n: int) -> int: ...
-    def chance(self, threshold: int) -> bool: ...
 
 
 def targets_of(scenario: Any, i: int) -> list[int]:

@@ -4,20 +4,21 @@ identities, and revision 1 reachable through ``information = "order"``.
 Exact values come from enumerating every d10 and every random choice (tie orders,
 within-side orders, attack_share, target) of the twin with ``fractions.Fraction``
 (``exact``), checked against closed forms written here from the rules (docs/rules.md).
-Scenarios are built with ``builders.make_scenario`` (the validator does not know
-revision 2 yet).
+Scenarios are built with ``builders.make_scenario`` (no validation: the twin needs
+nothing of simkit).
 """
 
 from __future__ import annotations
 
 import random
-from collections import Counter
 from fractions import Fraction
 from itertools import product
 from typing import Any
 
 import pytest
+import rev1_record
 from builders import make_scenario
+from enumerate import expectation
 from naive_rng import NaiveStream
 from twins import perception as twin
 
@@ -25,65 +26,9 @@ D10 = range(1, 11)
 
 
 # ------------------------------------------------------------------ enumeration
-class PathDraws:
-    """A draw source that follows a given list of choices, then takes choice 0.
-
-    It records every choice, how many there were to pick from, and the probability of
-    the path so far, so that all paths can be walked like an odometer.
-    """
-
-    def __init__(self, prefix: list[int]) -> None:
-        self.prefix = prefix
-        self.choices: list[int] = []
-        self.arity: list[int] = []
-        self.probability = Fraction(1)
-
-    def _choose(self, weights: list[Fraction]) -> int:
-        pos = len(self.choices)
-        k = self.prefix[pos] if pos < len(self.prefix) else 0
-        self.choices.append(k)
-        self.arity.append(len(weights))
-        self.probability *= weights[k]
-        return k
-
-    def roll(self, sides: int) -> int:
-        return self._choose([Fraction(1, sides)] * sides) + 1
-
-    def below(self, n: int) -> int:
-        if n <= 1:
-            return 0  # draws nothing
-        return self._choose([Fraction(1, n)] * n)
-
-    def chance(self, threshold: int) -> bool:
-        p = Fraction(threshold, 2**53)
-        return self._choose([p, 1 - p]) == 0
-
-
-def every_round(scenario: Any):
-    """Every possible round of ``scenario`` (its counts) with its exact probability."""
-    prefix: list[int] = []
-    while True:
-        draws = PathDraws(prefix)
-        counts = twin.play_round(scenario, draws)
-        yield draws.probability, counts
-        k = len(draws.choices) - 1
-        while k >= 0 and draws.choices[k] + 1 == draws.arity[k]:
-            k -= 1
-        if k < 0:
-            return
-        prefix = draws.choices[:k] + [draws.choices[k] + 1]
-
-
 def exact(scenario: Any) -> dict[tuple[str, str], Fraction]:
-    """Exact per-round mean of every count of the twin."""
-    total: Counter = Counter()
-    mass = Fraction(0)
-    for p, counts in every_round(scenario):
-        mass += p
-        for key, value in counts.items():
-            total[key] += p * value
-    assert mass == 1
-    return {key: Fraction(v) for key, v in total.items()}
+    """Exact per-round mean of every count of the twin (tests/enumerate.py)."""
+    return expectation(lambda draws: twin.play_round(scenario, draws))
 
 
 def p_dice(n: int, event) -> Fraction:
@@ -274,25 +219,26 @@ def random_scenario(rng: random.Random, information: str, max_total: int = 7) ->
     return make_scenario("perception", entries, rules={**rules, "information": information})
 
 
-def test_revision_1_stays_reachable():
-    """300 random scenarios x 40 rounds: with ``information = "order"`` the new twin
-    gives every count of tests/naive_perception.py, round by round, and leaves the
-    stream in the same state."""
-    # imported here: the revision-1 twin imports simkit, which is being restructured
-    import naive_perception
-
+def rev1_fights():
+    """The 300 random fights of the record (tests/rev1_record.py), under ``information =
+    "order"``: ``(k, scenario, key, first)``; 40 rounds each from round ``first``."""
     rng = random.Random(20261202)
-    seen: set = set()
     for k in range(300):
         scenario = random_scenario(rng, information="order")
         key = [rng.getrandbits(64) for _ in range(4)]
         first = rng.randint(0, 999)
+        yield k, scenario, key, first
+
+
+def test_revision_1_stays_reachable():
+    """300 random scenarios x 40 rounds: with ``information = "order"`` the new twin
+    gives every count the revision-1 twin gave, round by round, and leaves the stream in
+    the same state (tests/rev1_record.py)."""
+    seen: set = set()
+    for k, scenario, key, first in rev1_fights():
         records = twin.play_rounds_keyed(scenario, key, 40, first=first)
-        for r in range(40):
-            stream = NaiveStream.for_round(key, first + r)
-            want = naive_perception.play_round(scenario, stream)
-            assert {m: records[r].counts[m] for m in want} == want, (k, r, scenario.to_dict())
-            assert records[r].state == stream.state(), (k, r)
+        played = [(rec.counts, rec.state) for rec in records]
+        rev1_record.check("perception", k, played, scenario.to_dict())
         rules = scenario.rules
         seen.add((rules["mode"], rules["tie"] if rules["mode"] == "individual" else "-"))
         seen.add(len(scenario.sides))

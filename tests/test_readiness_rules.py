@@ -1,112 +1,48 @@
 """The revision-2 readiness twin (tests/twins/readiness.py) against the rules' revision 2
 (docs/rules.md).
 
-Every expectation is exact: the twin is driven by an enumerating draw source (a
-depth-first search over draw sequences, a whole R1 pool being one draw over its
-multisets), so each count's expectation comes out
-as a ``Fraction``, and it is compared with a value derived by hand from the rules
-(the derivation is in the test).  Scripted rounds (fixed dice, no other draw) check
-the event log line by line.  Random scenarios and streams check round identities, the
-log's completeness, and that revision 1 stays reachable: with revision 1's readings
-written out, the twin gives the counts of tests/naive_readiness.py round by round and
-consumes the same draws.
+Every expectation is exact: the twin is driven by the enumerating draw source of
+tests/enumerate.py (every draw sequence, a whole R1 pool being one draw over its
+multisets), so each count's expectation comes out as a ``Fraction``, and it is
+compared with a value derived by hand from the rules (the derivation is in the test).
+Scripted rounds (fixed dice, no other draw) check the event log line by line.  Random
+scenarios and streams check round identities, the log's completeness, and that
+revision 1 stays reachable: with revision 1's readings written out, the twin gives the
+counts the revision-1 twin gave, round by round, and consumes the same draws
+(tests/rev1_record.py).
 """
 
 from __future__ import annotations
 
-import math
 import random
 from collections import Counter
 from collections.abc import Callable
 from fractions import Fraction
-from functools import cache
-from itertools import combinations_with_replacement, product
+from itertools import product
 from typing import Any
 
 import pytest
+import rev1_record
 from builders import make_scenario
+from enumerate import expectation
+from hypothesis import given
+from hypothesis import strategies as hs
 from naive_rng import NaiveStream, round_words
 from twins import readiness as twin
 
-from simkit.scenario import Combatant, Params, Scenario
+from simkit.scenario import Scenario
 
-TWO53 = 1 << 53
 Counts = dict[tuple[str, str], int]
 Play = Callable[..., Counts]
 
 
 # --------------------------------------------------------------------------- enumeration
-class NeedDraw(Exception):
-    """The scripted prefix ran out: ``options`` are the next draw's (value, probability)."""
-
-    def __init__(self, options: list[tuple[Any, Fraction]]) -> None:
-        super().__init__()
-        self.options = options
-
-
-@cache
-def pool_options(count: int, sides: int) -> tuple[tuple[tuple[int, ...], Fraction], ...]:
-    """Every multiset of ``count`` dice with ``sides`` sides and its probability."""
-    out = []
-    total = sides**count
-    for pool in combinations_with_replacement(range(sides, 0, -1), count):
-        ways = math.factorial(count)
-        for m in Counter(pool).values():
-            ways //= math.factorial(m)
-        out.append((pool, Fraction(ways, total)))
-    assert sum(p for _, p in out) == 1
-    return tuple(out)
-
-
-class ScriptedDraws:
-    """Replays ``prefix``; the first draw beyond it raises :class:`NeedDraw`."""
-
-    def __init__(self, prefix: tuple[Any, ...]) -> None:
-        self.prefix = prefix
-        self.pos = 0
-
-    def _next(self, options: Any) -> Any:
-        if self.pos < len(self.prefix):
-            value = self.prefix[self.pos]
-            self.pos += 1
-            return value
-        raise NeedDraw(options())
-
-    def roll(self, sides: int) -> int:
-        return self._next(lambda: [(v, Fraction(1, sides)) for v in range(1, sides + 1)])
-
-    def roll_pool(self, count: int, sides: int) -> tuple[int, ...]:
-        return self._next(lambda: list(pool_options(count, sides)))
-
-    def below(self, n: int) -> int:
-        if n <= 1:
-            return 0  # draws nothing
-        return self._next(lambda: [(k, Fraction(1, n)) for k in range(n)])
-
-    def chance(self, threshold: int) -> bool:
-        p = Fraction(min(max(threshold, 0), TWO53), TWO53)
-        return self._next(lambda: [(v, q) for v, q in ((True, p), (False, 1 - p)) if q > 0])
-
-
 def exact_round(
     scenario: Scenario, no_hold: bool = False, play: Play = twin.play_round
 ) -> dict[tuple[str, str], Fraction]:
-    """E[count] of one round, over every dice outcome and every random choice."""
-    totals: dict[tuple[str, str], Fraction] = {}
-    mass = Fraction(0)
-    stack: list[tuple[tuple[Any, ...], Fraction]] = [((), Fraction(1))]
-    while stack:
-        prefix, p = stack.pop()
-        try:
-            counts = play(scenario, ScriptedDraws(prefix), no_hold)
-        except NeedDraw as need:
-            stack.extend((prefix + (value,), p * q) for value, q in need.options)
-            continue
-        mass += p
-        for key, value in counts.items():
-            totals[key] = totals.get(key, Fraction(0)) + p * value
-    assert mass == 1
-    return totals
+    """E[count] of one round, over every dice outcome and every random choice
+    (tests/enumerate.py; a whole R1 pool is one draw over its multisets)."""
+    return expectation(lambda draws: play(scenario, draws, no_hold))
 
 
 def exact_expectations(
@@ -874,10 +810,10 @@ def test_r8_on_edge_and_edge_wound_exact(surprised):
     rounds = twin.play_rounds(s, NaiveStream(round_words([1, 2, 3, 4], 0)), 5)
     assert [c[("", "stalemate")] for c in rounds] == [1, 0, 1, 0, 1]
     log: list[tuple] = []
-    twin.play_round(s, ScriptedDraws(((6,), (6, 6))), log=log)
+    twin.play_round(s, FixedDice([6, 6, 6]), log=log)
     assert log[-3:] == [("expired", "R5", "H", 1), ("expired", "R5", "S", 2), ("stalemate", "R8")]
     log = []
-    twin.play_round(s, ScriptedDraws(((6,), (6, 6))), no_hold=True, log=log)
+    twin.play_round(s, FixedDice([6, 6, 6]), no_hold=True, log=log)
     assert log[0] == ("no_hold", "R8") and not any(e[0] == "hold" for e in log)
 
 
@@ -950,33 +886,6 @@ def random_entries(rng: random.Random, revision: int) -> tuple[list[dict[str, An
         rules["prep"] = rng.choice(("one_die", "one_die", "sixes", "lowest"))
         rules["holder_actions"] = rng.choice(("held_dice", "release_only"))
     return entries, rules
-
-
-def rev1_scenario(entries: list[dict[str, Any]], rules: dict[str, Any]) -> Scenario:
-    """The old twin's scenario, built directly (guard a bool, no revision-2 field)."""
-    combatants = []
-    for e in entries:
-        params = {
-            "readiness": e["readiness"],
-            "advantage": e.get("advantage", 0),
-            "role": e.get("role", "hero"),
-            "hold": e["hold"],
-            "defend": e["defend"],
-            "guard": e["guard"],
-            "target": e.get("target", "random"),
-            "attack_share": float(e["attack_share"]),
-        }
-        count = e["count"]
-        names = [e["name"]] if count == 1 else [f"{e['name']} {k}" for k in range(1, count + 1)]
-        combatants += [Combatant(n, e["side"], e["name"], Params(params)) for n in names]
-    return Scenario(
-        name="rev1",
-        system="readiness",
-        rounds=1000,
-        seed=0,
-        rules=Params({"order": rules["order"], "prep": rules["prep"]}),
-        combatants=tuple(combatants),
-    )
 
 
 def rev1_readings(entries: list[dict[str, Any]], rules: dict[str, Any]) -> Scenario:
@@ -1061,55 +970,48 @@ def test_round_identities_and_logs_on_random_scenarios():
     assert want <= set(seen), want - set(seen)
 
 
-def test_attack_totals_per_side_with_three_sides():
-    """Per side, attacks made == attacks received by its opponents: counted per pair."""
-    rng = random.Random(7)
-    for k in range(100):
-        entries, rules = random_entries(rng, revision=2)
-        s = scenario(*entries, **rules)
-        log: list[tuple] = []
-        counts = twin.play_round(s, NaiveStream.for_round([k, 1, 2, 3], 0), False, log)
-        side = {c.name: c.side for c in s.combatants}
-        attacks = [e for e in log if e[0] == "attack"]
-        assert all(side[e[2]] != side[e[3]] for e in attacks)
-        for sd in set(side.values()):
-            made = sum(counts[(n, "attacks_made")] for n in side if side[n] == sd)
-            received_from = sum(1 for e in attacks if side[e[2]] == sd)
-            assert made == received_from
-            received = sum(counts[(n, "attacks_received")] for n in side if side[n] != sd)
-            assert received == sum(1 for e in attacks if side[e[3]] != sd)
+@given(rng=hs.randoms(use_true_random=False), k=hs.integers(0, 2**64 - 1))
+def test_attack_totals_per_side_with_three_sides(rng, k):
+    """Any random scenario (two or three sides), any stream: per side, attacks made ==
+    attacks received by its opponents, counted per pair from the log."""
+    entries, rules = random_entries(rng, revision=2)
+    s = scenario(*entries, **rules)
+    log: list[tuple] = []
+    counts = twin.play_round(s, NaiveStream.for_round([k, 1, 2, 3], 0), False, log)
+    side = {c.name: c.side for c in s.combatants}
+    attacks = [e for e in log if e[0] == "attack"]
+    assert all(side[e[2]] != side[e[3]] for e in attacks)
+    for sd in set(side.values()):
+        made = sum(counts[(n, "attacks_made")] for n in side if side[n] == sd)
+        received_from = sum(1 for e in attacks if side[e[2]] == sd)
+        assert made == received_from
+        received = sum(counts[(n, "attacks_received")] for n in side if side[n] != sd)
+        assert received == sum(1 for e in attacks if side[e[3]] != sd)
 
 
 # --------------------------------------------------------------------------- revision 1
-def old_twin() -> Any:
-    """tests/naive_readiness.py, the revision-1 twin.
-
-    Imported only by the tests that compare with it: it imports simkit internals, so a
-    restructuring of simkit that breaks it fails these tests, not the whole file.
-    """
-    import naive_readiness
-
-    return naive_readiness
+def rev1_fights():
+    """The 400 random revision-1 fights of the record (tests/rev1_record.py): ``(k,
+    entries, rules, key)``; 4 rounds each."""
+    rng = random.Random(1201)
+    for k in range(400):
+        entries, rules = random_entries(rng, revision=1)
+        yield k, entries, rules, [k + 1, 2 * k + 3, 5, 8]
 
 
 def test_revision_1_stays_reachable_on_random_scenarios():
-    """The new twin with revision 1's readings equals the old twin round by round."""
-    rng = random.Random(1201)
+    """The new twin with revision 1's readings gives the revision-1 twin's counts round
+    by round and leaves the stream in the same state (tests/rev1_record.py)."""
     checked = 0
     seen: Counter = Counter()
-    for k in range(400):
-        entries, rules = random_entries(rng, revision=1)
-        old_s, new_s = rev1_scenario(entries, rules), rev1_readings(entries, rules)
-        key = [k + 1, 2 * k + 3, 5, 8]
-        old, old_states = old_twin().play_rounds_keyed(old_s, key, 4)
+    for k, entries, rules, key in rev1_fights():
+        new_s = rev1_readings(entries, rules)
         records = twin.play_rounds_keyed(new_s, key, 4)
         new = [rec.counts for rec in records]
-        new_states = [rec.state for rec in records]
+        rev1_record.check(
+            "readiness", k, [(rec.counts, rec.state) for rec in records], (entries, rules)
+        )
         for r in range(4):
-            assert set(old[r]) <= set(new[r])
-            diff = {m: (old[r][m], new[r][m]) for m in old[r] if old[r][m] != new[r][m]}
-            assert not diff, (k, r, entries, rules, diff)
-            assert old_states[r] == new_states[r], (k, r)
             check_identities(new_s, new[r])
             # revision 1: at most one response per attack
             defenses = sum(new[r][(c.name, "defenses")] for c in new_s.combatants)
@@ -1129,35 +1031,46 @@ def test_revision_1_stays_reachable_on_random_scenarios():
     )
 
 
-@pytest.mark.parametrize(
-    "entries",
+DEFAULT_POLICY_FIGHTS = [
+    # R7 with default policies: guard "backup" (true) behind a defender, hasty self
     [
-        # R7 with default policies: guard "backup" (true) behind a defender, hasty self
-        [
-            {"name": "A", "side": "a", "readiness": 2, "advantage": 2},
-            {"name": "B", "side": "a", "readiness": 1, "guard": True, "attack_share": 0.5},
-            {"name": "W", "side": "w", "readiness": 2, "attack_share": 0.5},
-        ],
-        # one attacker, two backup guards: only the first steps in
-        [
-            {"name": "W", "side": "w", "readiness": 2, "target": "D"},
-            {"name": "D", "side": "a", "readiness": 1, "attack_share": 0.0},
-            {"name": "G1", "side": "a", "readiness": 1, "guard": True, "attack_share": 0.0},
-            {"name": "G2", "side": "a", "readiness": 1, "guard": True, "attack_share": 0.0},
-        ],
+        {"name": "A", "side": "a", "readiness": 2, "advantage": 2},
+        {"name": "B", "side": "a", "readiness": 1, "guard": True, "attack_share": 0.5},
+        {"name": "W", "side": "w", "readiness": 2, "attack_share": 0.5},
     ],
-)
-def test_default_policies_are_revision_1_exactly(entries):
-    """No holds, defend "always", guard never/backup: R7 rev 2 is rev 1's one response.
+    # one attacker, two backup guards: only the first steps in
+    [
+        {"name": "W", "side": "w", "readiness": 2, "target": "D"},
+        {"name": "D", "side": "a", "readiness": 1, "attack_share": 0.0},
+        {"name": "G1", "side": "a", "readiness": 1, "guard": True, "attack_share": 0.0},
+        {"name": "G2", "side": "a", "readiness": 1, "guard": True, "attack_share": 0.0},
+    ],
+]
 
-    Revision 2's defaults elsewhere (holder_actions "held_dice") are left as they are;
-    without a holder they cannot matter.  Exact expectations of the two twins agree."""
+
+DEFAULT_POLICY_RULES = {"order": "dynamic", "prep": "sixes"}
+
+
+def default_policy_entries(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The fight's entries with revision 1's default policies written out."""
     entries = [{**e, "count": 1, "hold": "never", "defend": "always"} for e in entries]
     for e in entries:
         e.setdefault("guard", False)
         e.setdefault("attack_share", 1.0)
-    rules = {"order": "dynamic", "prep": "sixes"}
-    old = exact_expectations(rev1_scenario(entries, rules), old_twin().play_round)
+    return entries
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", range(len(DEFAULT_POLICY_FIGHTS)))
+def test_default_policies_are_revision_1_exactly(case):
+    """No holds, defend "always", guard never/backup: R7 rev 2 is rev 1's one response.
+
+    Revision 2's defaults elsewhere (holder_actions "held_dice") are left as they are;
+    without a holder they cannot matter.  Exact expectations of the new twin agree with
+    the revision-1 twin's (tests/rev1_record.py)."""
+    entries = default_policy_entries(DEFAULT_POLICY_FIGHTS[case])
+    rules = DEFAULT_POLICY_RULES
+    old = rev1_record.exact("readiness_default_policies")[case]
     new_entries = [{**e, "guard": "backup" if e["guard"] else "never"} for e in entries]
     for e in new_entries:
         del e["count"]

@@ -12,14 +12,14 @@ is checked at the end.  tests/test_vtm_kernel.py holds the kernel to these value
 from __future__ import annotations
 
 import random
-from collections import Counter
 from fractions import Fraction
 from itertools import product
 from typing import Any
 
-import naive_vtm
 import pytest
+import rev1_record
 from builders import make_scenario
+from enumerate import every_round, expectation
 from naive_rng import NaiveStream
 from twins import vtm as twin
 
@@ -28,65 +28,9 @@ HALF = Fraction(1, 2)
 
 
 # ------------------------------------------------------------------ enumeration
-class PathDraws:
-    """A draw source that follows a given list of choices, then takes choice 0.
-
-    It records every choice, how many there were to pick from, and the probability of
-    the path so far, so that all paths can be walked like an odometer.
-    """
-
-    def __init__(self, prefix: list[int]) -> None:
-        self.prefix = prefix
-        self.choices: list[int] = []
-        self.arity: list[int] = []
-        self.probability = Fraction(1)
-
-    def _choose(self, weights: list[Fraction]) -> int:
-        pos = len(self.choices)
-        k = self.prefix[pos] if pos < len(self.prefix) else 0
-        self.choices.append(k)
-        self.arity.append(len(weights))
-        self.probability *= weights[k]
-        return k
-
-    def roll(self, sides: int) -> int:
-        return self._choose([Fraction(1, sides)] * sides) + 1
-
-    def below(self, n: int) -> int:
-        if n <= 1:
-            return 0  # draws nothing
-        return self._choose([Fraction(1, n)] * n)
-
-    def chance(self, threshold: int) -> bool:
-        p = Fraction(threshold, 2**53)
-        return self._choose([p, 1 - p]) == 0
-
-
-def every_round(scenario: Any):
-    """Every possible round of ``scenario`` (its counts) with its exact probability."""
-    prefix: list[int] = []
-    while True:
-        draws = PathDraws(prefix)
-        counts = twin.play_round(scenario, draws)
-        yield draws.probability, counts
-        k = len(draws.choices) - 1
-        while k >= 0 and draws.choices[k] + 1 == draws.arity[k]:
-            k -= 1
-        if k < 0:
-            return
-        prefix = draws.choices[:k] + [draws.choices[k] + 1]
-
-
 def exact(scenario: Any) -> dict[tuple[str, str], Fraction]:
-    """Exact per-round mean of every count of the twin."""
-    total: Counter = Counter()
-    mass = Fraction(0)
-    for p, counts in every_round(scenario):
-        mass += p
-        for key, value in counts.items():
-            total[key] += p * value
-    assert mass == 1
-    return {key: Fraction(v) for key, v in total.items()}
+    """Exact per-round mean of every count of the twin (tests/enumerate.py)."""
+    return expectation(lambda draws: twin.play_round(scenario, draws))
 
 
 def p_dice(n: int, event) -> Fraction:
@@ -151,7 +95,7 @@ def test_worked_example_rating_5_vs_3(multi):
 
 def test_enumeration_walks_every_path():
     scenario = vtm(fighter("A", "a", 5, attack_share=0.0), fighter("B", "b", 3, attack_share=0.0))
-    paths = list(every_round(scenario))
+    paths = list(every_round(lambda draws: twin.play_round(scenario, draws)))
     assert len(paths) == 100
     assert sum(p for p, _ in paths) == 1
 
@@ -491,50 +435,52 @@ def test_before_acting_several_actions_is_revision_1(multi):
 random_entries = twin.random_entries
 
 
-def old_counts(scenario: Any, outcome: naive_vtm.RoundOutcome) -> dict[tuple[str, str], int]:
-    """Every count of the revision-1 twin, keyed like the new twin's."""
-    out = {}
-    for i, c in enumerate(scenario.combatants):
-        for metric, value in outcome.counts(i).items():
-            out[(c.name, metric)] = value
-        for j, d in enumerate(scenario.combatants):
-            if j != i:
-                out[(c.name, f"acts_before.{d.name}")] = int(outcome.acts_before(i, j))
-        for k in range(c["actions"] + c["extra_actions"] + 1):
-            out[(c.name, f"actions_dist.{k}")] = int(outcome.actions[i] == k)
-    out[("", "simultaneous")] = int(outcome.simultaneous)
-    return out
-
-
-def test_revision_1_stays_reachable():
-    """300 random revision-1 scenarios x 40 rounds: the new twin with revision 1's
-    readings written out (abort "always" -> "before_acting", multi "in_turn") gives
-    every count of tests/naive_vtm.py, round by round, and leaves the stream in the
-    same state."""
+def rev1_fights():
+    """The 300 random revision-1 fights of the record (tests/rev1_record.py): ``(k,
+    entries, tie, key)``; 40 rounds each, under ``multi = "in_turn"``."""
     rng = random.Random(20261201)
-    seen: set[str] = set()
-    rounds = 0
     for k in range(300):
         entries = random_entries(rng, aborts=("never", "always"))
         tie = rng.choice(("simultaneous", "random"))
-        old = make_scenario("vtm", entries, rules={"tie": tie, "multi": "in_turn"})
-        new_entries = [
-            {**e, "abort": "before_acting"} if e.get("abort") == "always" else e for e in entries
-        ]
-        new = make_scenario("vtm", new_entries, rules={"tie": tie, "multi": "in_turn"})
         key = [rng.getrandbits(64) for _ in range(4)]
+        yield k, entries, tie, key
+
+
+def rev1_readings(entries: list[dict], tie: str) -> Any:
+    """The fight with revision 1's readings written out: abort "always" is
+    "before_acting" (multi "in_turn" is given by the fight)."""
+    new_entries = [
+        {**e, "abort": "before_acting"} if e.get("abort") == "always" else e for e in entries
+    ]
+    return make_scenario("vtm", new_entries, rules={"tie": tie, "multi": "in_turn"})
+
+
+@pytest.mark.slow
+def test_revision_1_stays_reachable():
+    """300 random revision-1 scenarios x 40 rounds: the new twin with revision 1's
+    readings written out (abort "always" -> "before_acting", multi "in_turn") gives
+    every count the revision-1 twin gave, round by round, and leaves the stream in the
+    same state (tests/rev1_record.py)."""
+    seen: set[str] = set()
+    rounds = 0
+    for k, entries, tie, key in rev1_fights():
+        new = rev1_readings(entries, tie)
+        played = []
         for r in range(40):
-            s_old, s_new = NaiveStream.for_round(key, r), NaiveStream.for_round(key, r)
-            want = old_counts(old, naive_vtm.play_round(old, s_old))
-            got = twin.play_round(new, s_new)
-            assert {m: got[m] for m in want} == want, (k, r, entries, tie)
-            assert s_new.state() == s_old.state(), (k, r)
+            stream = NaiveStream.for_round(key, r)
+            got = twin.play_round(new, stream)
+            played.append((got, stream.state()))
             rounds += 1
-            for (_, metric), v in want.items():
+            for (_, metric), v in got.items():
                 if v and metric in ("aborts", "simultaneous", "attacked_before_acting"):
                     seen.add(metric)
+        rev1_record.check("vtm", k, played, (entries, tie))
         seen.add(f"tie={tie}")
-        seen.update(f"abort={e['abort']}" for e in new_entries if "abort" in e)
+        seen.update(
+            "abort=" + {"always": "before_acting"}.get(e["abort"], e["abort"])
+            for e in entries
+            if "abort" in e
+        )
         seen.update("delay" for e in entries if "delay" in e)
     assert rounds == 12_000
     assert {
@@ -589,6 +535,7 @@ def check_round(scenario: Any, counts: dict, log: list[tuple]) -> None:
     assert ends == sorted(ends)  # every end-of-round action after every turn action
 
 
+@pytest.mark.slow
 def test_round_identities_on_random_scenarios():
     """400 random revision-2 scenarios x 20 rounds on random streams."""
     rng = random.Random(777)

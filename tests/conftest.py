@@ -1,0 +1,31 @@
+"""Settings shared by every test.
+
+Property tests (hypothesis) run derandomized by default: the examples follow from each
+test's source, so CI and every developer machine try the same examples and a failure
+reproduces.  ``HYPOTHESIS_PROFILE=explore`` draws fresh random examples (and more of
+them) for a search away from CI.  No deadline: a first example may wait for a numba
+compile, and the machine may be loaded.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "derandomized",
+    derandomize=True,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "explore",
+    max_examples=1000,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "derandomized"))
