@@ -41,6 +41,7 @@ MAX_ROUNDS = 10**12
 MAX_SEED = 2**63 - 1
 SHOWN_CHARS = 40  # a value longer than this is shortened in messages
 SUGGEST_MAX = 100  # names longer than this get no "did you mean"
+DESCRIPTION_MAX = 10_000  # characters of scenario.description
 SUGGEST_CANDIDATES = 2_000  # no "did you mean" among more names than this
 
 SCENARIO_FIELDS: dict[str, Field] = {
@@ -224,6 +225,12 @@ def scenario_from_dict(data: Mapping[str, Any], source: str = "<scenario>") -> S
         bad = _text_problem(values["name"], limit=200)
         if bad:
             out.add("scenario.name", bad)
+    if isinstance(values.get("description"), str):  # newlines and tabs are text here
+        bad = _text_problem(
+            values["description"].replace("\n", " ").replace("\t", " "), limit=DESCRIPTION_MAX
+        )
+        if bad:
+            out.add("scenario.description", bad)
     system_name = head.get("system")
     known = list(systems.names())
     system = None
