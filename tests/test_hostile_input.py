@@ -142,6 +142,7 @@ def test_cli_integers_are_ascii_digits(tmp_path, capsys, monkeypatch, option, va
         ["compare", str(WOLVES), "--set", "Leif.defend=hasty_up_to:٣"],
         ["compare", str(WOLVES), "--set", "Wolf.readiness=٣"],
         ["run", str(WOLVES), "--metrics", "actions", "--seed", "٣"],
+        ["trace", str(ROOT / "scenarios/worked_example_readiness.toml"), "--dice", "A=٦,6,2"],
     ],
 )
 def test_spec_values_are_ascii_digits(capsys, monkeypatch, args):
