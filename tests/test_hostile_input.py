@@ -301,6 +301,10 @@ def test_cut_words_keeps_short_words_and_both_ends():
     cut = cut_words("x " + "a" * 100 + "Z" * 100 + " y")
     assert cut.startswith("x aaaa") and cut.endswith("ZZZZ (200 characters) y")
     assert "…" in cut and len(cut) < 130
+    spaced = cut_words("no metric 'a" + " " * 64_000 + "b'")
+    assert spaced == "no metric 'a …(64,000 spaces)… b'"
+    many = cut_words(" ".join(["w" * 100] * 100))
+    assert len(many) < 1100 and "characters)…" in many
 
 
 # 4 ------------------------------------------------------------- names that mean two things
