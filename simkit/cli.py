@@ -12,8 +12,9 @@ Contract (README, "Command line"):
 * If writing the results fails after a run, the table is still printed and the error
   says what was not written.
 
-This module imports only the standard library at start-up; everything else is
-imported inside ``main``, so that Ctrl-C during start-up is handled like any other.
+This module imports only the standard library (and simkit's small helpers built on it:
+``_signals``, ``digits``, ``bounded``) at start-up; everything else is imported inside
+``main``, so that Ctrl-C during start-up is handled like any other.
 """
 
 from __future__ import annotations
