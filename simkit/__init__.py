@@ -6,9 +6,15 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from typing import TYPE_CHECKING, Any
+# First of all, before any heavy import (numpy, pandas, numba: a second or more of
+# start-up): Ctrl-C and SIGTERM handlers, when this process is the simkit command.
+from simkit import _signals
+
+_signals.install_for_command()
+
+import os  # noqa: E402
+import sys  # noqa: E402
+from typing import TYPE_CHECKING, Any  # noqa: E402
 
 __version__ = "0.2.0"
 
@@ -55,7 +61,49 @@ def _usable(path: str) -> bool:
     return os.access(path, os.W_OK | os.X_OK)
 
 
+def _matplotlib_dir() -> None:
+    """Give matplotlib a writable configuration and cache directory, before it is
+    imported, when the user's (``$MPLCONFIGDIR``, else ``~/.config/matplotlib`` and
+    ``~/.cache/matplotlib``) cannot be written: a private ``simkit-matplotlib-UID`` in
+    the system's temporary directory.  Otherwise matplotlib warns in several lines and
+    makes a new temporary directory of its own in every process.  Nothing is printed."""
+    home = os.path.expanduser("~")
+    given = os.environ.get("MPLCONFIGDIR")
+    if given:
+        wanted = [given]
+    else:
+        wanted = [
+            os.path.join(
+                os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "matplotlib"
+            ),
+            os.path.join(
+                os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache"), "matplotlib"
+            ),
+        ]
+    if all(_creatable(path) for path in wanted):
+        return
+    import tempfile
+
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    private = os.path.join(tempfile.gettempdir(), f"simkit-matplotlib-{uid}")
+    if _usable(private):
+        os.environ["MPLCONFIGDIR"] = private
+
+
+def _creatable(path: str) -> bool:
+    """True if ``path`` is a writable directory, or could be made in a writable one
+    (found without creating anything)."""
+    path = os.path.abspath(path)
+    while not os.path.exists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
+    return os.path.isdir(path) and os.access(path, os.W_OK | os.X_OK)
+
+
 _numba_cache_dir()
+_matplotlib_dir()
 
 if TYPE_CHECKING:
     from simkit.api import (

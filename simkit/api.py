@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from simkit import digits
 from simkit.analysis import compare as _compare
 from simkit.analysis import report_runs as _report
 from simkit.analysis import sweep as _sweep
@@ -99,18 +100,18 @@ def _prefix(label: str | None) -> str:
 
 
 def check_count(value: Any, low: int, high: int, label: str | None = None) -> int:
-    """An integer in [low, high], given as an int or as text (``"200_000"``)."""
+    """An integer in [low, high], given as an int or as text in ASCII digits with an
+    optional minus sign (``simkit.digits``: no spaces, no ``+``, no ``_``, no other
+    digits)."""
     number: Any = value
+    form = ""
     if isinstance(value, str):
-        try:
-            number = int(value.replace("_", ""))
-        except ValueError:
-            number = None
+        number = int(value) if digits.is_int(value) else None
+        form = "" if number is not None else f" ({digits.INTEGER_FORM}, no spaces, no +)"
     if isinstance(number, bool) or not isinstance(number, int) or not low <= number <= high:
-        text = value if isinstance(value, str) else repr(value)
-        shown = text if len(text) <= 40 else text[:40] + f"… ({len(text):,} characters)"
+        text = digits.shown(value) if isinstance(value, str) else repr(value)
         allowed = f"{low:,} to {high:,}" if high >= 10_000 else f"{low} to {high}"
-        raise ArgumentError(f"{_prefix(label)}expected an integer from {allowed}, got {shown!r}")
+        raise ArgumentError(f"{_prefix(label)}expected an integer from {allowed}, got {text}{form}")
     return number
 
 

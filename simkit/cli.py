@@ -12,12 +12,13 @@ Contract (README, "Command line"):
 * If writing the results fails after a run, the table is still printed and the error
   says what was not written.
 
-This module imports only the standard library at start-up; everything else is
-imported inside ``main``, so that Ctrl-C during start-up is handled like any other.
+This module imports only the standard library (and simkit's small helpers built on it:
+``_signals``, ``digits``, ``bounded``) at start-up; everything else is imported inside
+``main``, so that Ctrl-C during start-up is handled like any other.
 It parses, checks ``--out``, calls :mod:`simkit.api` (which checks every value, once)
-and prints through :func:`simkit.output.render.render`; it imports nothing of simkit
-but ``simkit.api``, ``simkit.output`` and ``simkit.scenario.errors`` (an import-linter
-contract in pyproject.toml says so).
+and prints through :func:`simkit.output.render.render`; of simkit it imports only
+``simkit.api``, ``simkit.output``, ``simkit.scenario.errors`` and those small helpers (an
+import-linter contract in pyproject.toml says so).
 """
 
 from __future__ import annotations
@@ -25,10 +26,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import signal
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
+
+from simkit import _signals, digits
+from simkit._signals import Terminated  # SIGTERM while running
+from simkit.bounded import cut_words
 
 PROG = "simkit"
 EXIT_ERROR = 2
@@ -54,14 +58,6 @@ class CliError(Exception):
     """A bad command-line value or output trouble; the message says what and why."""
 
 
-class Terminated(BaseException):
-    """SIGTERM arrived (raised in the main thread by the signal handler)."""
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise Terminated()
-
-
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line, without the usage block."""
 
@@ -71,17 +67,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _integer(low: int, high: int, allowed: str) -> Callable[[str], int]:
-    """An argparse type: an integer in [low, high]; the error says what is allowed."""
+    """An argparse type: an integer in [low, high] (ASCII digits, ``simkit.digits``)."""
 
     def parse(text: str) -> int:
-        try:
-            value = int(text.replace("_", ""))
-        except ValueError:
-            value = None
-        if value is None or not low <= value <= high:
-            shown = text if len(text) <= 40 else text[:40] + f"… ({len(text):,} characters)"
-            raise argparse.ArgumentTypeError(f"expected {allowed}, got {shown!r}")
-        return value
+        form = "" if digits.is_int(text) else f" ({digits.INTEGER_FORM}, no spaces, no +)"
+        if form or not low <= int(text) <= high:
+            raise argparse.ArgumentTypeError(f"expected {allowed}, got {digits.shown(text)}{form}")
+        return int(text)
 
     return parse
 
@@ -89,12 +81,11 @@ def _integer(low: int, high: int, allowed: str) -> Callable[[str], int]:
 def _number(low: float, high: float, allowed: str) -> Callable[[str], float]:
     def parse(text: str) -> float:
         try:
-            value = float(text)
-        except ValueError:
-            value = float("nan")
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"expected {allowed}, got {text[:40]!r}")
-        return value
+            return digits.read_number(text, low, high)
+        except digits.DigitsError:
+            raise argparse.ArgumentTypeError(
+                f"expected {allowed}, got {digits.shown(text)}"
+            ) from None
 
     return parse
 
@@ -433,19 +424,22 @@ def _main(argv: Sequence[str] | None) -> int:
 def console_main() -> NoReturn:
     """The ``simkit`` command: ``main``, then exit without interpreter finalisation.
 
-    Signal handlers come first, so that SIGTERM during start-up is one line too.  Every
+    Signal handlers come first (``simkit._signals``, installed by ``simkit/__init__.py``
+    before any heavy import), so that a signal during start-up is one line too.  Every
     output file is complete and closed by the time ``main`` returns, worker threads
     have finished and any Dask connection is closed.  What finalisation would still do
     -- tearing down the JIT-compiled code and a few thousand module objects -- takes
     0.1-0.2 s and changes nothing, so the process ends right after flushing its output.
     """
     try:
-        signal.signal(signal.SIGTERM, _on_sigterm)
+        _signals.install()  # done already by simkit/__init__.py when run as the command
+        _signals.running()  # a signal now stops the command in order (simkit._signals)
         status = main()
     except KeyboardInterrupt:  # between main's handlers and here
         status = EXIT_INTERRUPTED
     except Terminated:
         status = EXIT_TERMINATED
+    status = _signals.settle(status)
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:
@@ -459,7 +453,8 @@ def console_main() -> NoReturn:
 def _error(message: str, prefix: str = f"{PROG}: error: ", details: tuple[str, ...] = ()) -> None:
     """One ``simkit: error:`` line (control characters escaped), then one indented line
     per detail (every problem of a scenario file)."""
-    lines = [prefix + _printable(message)] + ["  " + _printable(d) for d in details]
+    lines = [prefix + _printable(cut_words(message))]
+    lines += ["  " + _printable(cut_words(d)) for d in details]  # long words cut (bounded)
     with contextlib.suppress(OSError, ValueError, AttributeError):  # no stderr to speak to
         print("\n".join(lines), file=sys.stderr, flush=True)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,16 @@ VALUES = [
     '"Gunnar"',
     '"Nobody"',
     "[[]]",
+    # second campaign (issue 30): digits that are not ASCII, huge integers, math text
+    "1" + "0" * 400,
+    '"hasty_up_to:٣"',
+    '"hasty_up_to:３"',
+    '"hasty_up_to: 3"',
+    '"\\u0007"',
+    '"\\u202e"',
+    '"$\\\\undefinedcommand{x}$"',
+    '"party"',
+    '"wolves"',
 ]
 KEYS = [
     "name",
@@ -177,11 +188,17 @@ def mutate_text(text: str, rng: random.Random) -> str:
     return "\n".join(lines) + "\n"
 
 
+MAX_ERROR_LINES = 52  # the first line, 50 problems, "... and N more"
+MAX_LINE_CHARS = 2000
+
+
 def check_outcome(status: int, out: str, err: str, written: Path | None) -> None:
     assert status in (0, 2), f"exit {status}\n{err[-2000:]}"
     assert "Traceback" not in err and "Traceback" not in out, err[-2000:]
     if status == 2:
         lines = err.splitlines()
+        assert len(lines) <= MAX_ERROR_LINES, f"{len(lines)} lines: {err[:2000]}"
+        assert all(len(line) <= MAX_LINE_CHARS for line in lines), err[:2000]
         assert lines and lines[0].startswith("simkit: error: "), err[-2000:]
         assert sum(line.startswith("simkit:") for line in lines) == 1, err[-2000:]
         assert all(line.startswith("  ") for line in lines[1:]), err[-2000:]
@@ -268,6 +285,17 @@ OPTION_VALUES = [
     "\x1b[2J",
     "a\nb",
     "Gunnar.readiness=" + "9" * 40,
+    # second campaign (issue 30)
+    "٣",
+    "３",
+    " 5",
+    "5 ",
+    "1_000",
+    "Wolf.readiness=１..３",
+    "Wolf.readiness=٢,٣",
+    "Leif.defend=hasty_up_to:٣",
+    "x" * 5000,
+    "Wolf.readiness=" + ",".join(["1"] * 20_000),
 ]
 
 
@@ -303,3 +331,67 @@ def test_mutated_command_lines(tmp_path, capsys):
         status = main(args)
         captured = capsys.readouterr()
         check_outcome(status, captured.out, captured.err, out)
+
+
+# Shapes of the second hostile campaign (issue 30): big inputs that took seconds to
+# minutes in quadratic code, error lists that ran to 80,001 lines, names meaning two
+# things.  Each case must end like any other (status 0 or 2, one bounded error) and in
+# time linear in its size: BOUND_S covers a 1 MiB file's TOML parse on a loaded machine.
+SHAPES = 40
+BOUND_S = 10.0
+
+
+def _shape(base: str, rng: random.Random) -> str:
+    kind = rng.randrange(6)
+    n = rng.choice((10, 1_000, 20_000, 80_000))
+    if kind == 0:  # many unknown keys in the last table
+        return base + "".join(f"k{i} = 1\n" for i in range(n))
+    if kind == 1:  # a long sweep list, one value a line
+        values = ",\n".join(str(rng.choice((1, 2, 3, 4))) for _ in range(min(n, 150_000)))
+        who = rng.choice(("Wolf", "*", "Nobody"))
+        return base + f'\n[sweep]\nvary = {{ "{who}.readiness" = [\n{values}] }}\n'
+    if kind == 2:  # a huge integer where a number is read
+        digits = "1" + "0" * rng.choice((20, 400, 4000))
+        return base + f"attack_share = {digits}\n"
+    if kind == 3:  # a combatant named like a group, a combatant or a side
+        name = rng.choice(("Wolf", "Gunnar", "party", "wolves", "A", "heroes"))
+        side = rng.choice(("party", "wolves", "zzz"))
+        return base + f'\n[[combatant]]\nname = "{name}"\nside = "{side}"\nreadiness = 2\n'
+    if kind == 4:  # many combatants with problems
+        return base + "".join(
+            f'\n[[combatant]]\nname = "C{i}"\nside = "s"\nreadiness = 99\n'
+            for i in range(min(n, 90))
+        )
+    return base.replace("readiness = 2", "readiness = ٢", 1)  # not TOML: a syntax error
+
+
+@pytest.mark.slow
+def test_hostile_shapes(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a relative --out could only ever land here
+    rng = random.Random(SEED + 2)
+    bases = [p.read_text() for p in BASES]
+    for k in range(SHAPES):
+        text = _shape(rng.choice(bases), rng)
+        path = tmp_path / f"h{k}.toml"
+        path.write_text(text, encoding="utf-8")
+        start = time.perf_counter()
+        status = main(["validate", str(path)])
+        elapsed = time.perf_counter() - start
+        captured = capsys.readouterr()
+        check_outcome(status, captured.out, captured.err, None)
+        assert elapsed < BOUND_S, (k, elapsed, len(text))
+        path.unlink()
+    long_values = ["a" + " " * 64_000 + "b", "x" * 5000, "side:party.actions / " * 3000 + "= 1"]
+    for k, value in enumerate(long_values * 2):
+        option = rng.choice(("--target", "--metrics", "--out"))
+        args = ["report" if option == "--target" else "run", str(BASES[0])]
+        args += [option, value, "--rounds", "10", "--workers", "1"]
+        if option == "--target":
+            args += ["--out", str(tmp_path / f"r{k}")]
+        start = time.perf_counter()
+        status = main(args)
+        elapsed = time.perf_counter() - start
+        captured = capsys.readouterr()
+        check_outcome(status, captured.out, captured.err, None)
+        assert status == 2, captured.err
+        assert elapsed < BOUND_S, (option, elapsed)

@@ -19,10 +19,10 @@ probabilities (not ratios themselves).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from simkit.digits import parse_number
 from simkit.metrics import (
     COMBATANT,
     GROUP,
@@ -35,6 +35,7 @@ from simkit.metrics import (
     source_estimate,
 )
 from simkit.scenario import Scenario, ScenarioError, shown, suggest
+from simkit.scenario.target_text import split_ratio, split_target
 
 LEVEL_PREFIXES = {"group": GROUP, "side": SIDE}
 COMPARATORS = (">=", "<=", "=")
@@ -150,9 +151,6 @@ def parse_ref(scenario: Scenario, text: str, metrics: list[str], origin: str) ->
     return Ref(level, name, m)
 
 
-_TARGET = re.compile(r"^(?P<lhs>.+?)\s*(?P<op>>=|<=|=)\s*(?P<value>[^=<>]+)$")
-
-
 def parse_target(
     scenario: Scenario, text: str, available: dict[str, list[str]], label: str = "--target"
 ) -> Target:
@@ -160,22 +158,20 @@ def parse_target(
 
     ``available`` maps a level to its metric names (``metric_slots`` of the layout)."""
     origin = f"{label} {shown(text)}"
-    m = _TARGET.match(text.strip()) if isinstance(text, str) else None
+    m = split_target(text) if isinstance(text, str) else None
     if m is None:
         raise ScenarioError(
             f"{origin}: expected REF OP VALUE or REF / REF OP VALUE with OP one of =, >=, <=, "
             "e.g. 'side:monsters.actions / side:party.actions = 1'"
         )
     try:
-        value = float(m.group("value"))
+        value = parse_number(m[2].strip())  # ASCII digits only (simkit.digits)
     except ValueError:
-        raise ScenarioError(
-            f"{origin}: {shown(m.group('value').strip())} is not a number"
-        ) from None
+        raise ScenarioError(f"{origin}: {shown(m[2].strip())} is not a number") from None
     if value != value or value in (float("inf"), float("-inf")):
         raise ScenarioError(f"{origin}: the target value must be a finite number")
-    lhs = m.group("lhs")
-    parts = [p for p in re.split(r"\s+/\s+", lhs)]
+    lhs = m[0]
+    parts = split_ratio(lhs)
     if len(parts) > 2:
         raise ScenarioError(f"{origin}: at most one ratio: REF / REF")
 
@@ -196,4 +192,4 @@ def parse_target(
                     f"{origin}: {r} is itself a ratio; a target may divide two counts or "
                     "probabilities (e.g. side:a.actions / side:b.actions)"
                 )
-    return Target(num, den, m.group("op"), value, text.strip())
+    return Target(num, den, m[1], value, text.strip())

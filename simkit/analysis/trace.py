@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simkit import systems
+from simkit.digits import parse_int
 from simkit.engine import prepare, seed_sequence
 from simkit.scenario import Scenario, ScenarioError, shown, suggest
 from simkit.systems.stream import chunk_state
@@ -45,7 +46,7 @@ def parse_dice(
         _, count, sides = rollers[k]
         parts = [p.strip() for p in faces_text.split(",")]
         try:
-            faces = [int(p) for p in parts]
+            faces = [parse_int(p) for p in parts]  # ASCII digits (simkit.digits)
         except ValueError:
             raise ScenarioError(
                 f"{origin}: faces must be integers from 1 to {sides}, got {shown(faces_text)}"

@@ -374,7 +374,7 @@ def ratio_metrics(counts: Iterable[str]) -> list[tuple[str, str, str]]:
 
 def _family_key(name: str) -> tuple[str, int]:
     base, k = family_of(name)
-    return base, int(k) if k.isdigit() else -1
+    return base, int(k) if k.isascii() and k.isdigit() else -1  # 3, not ٣
 
 
 def public_metrics() -> list[Metric]:

@@ -12,10 +12,24 @@ written as a whole: every file goes into a new hidden directory beside it, which
 swapped in with one atomic exchange (``renameat2(RENAME_EXCHANGE)`` on Linux; two
 renames elsewhere) and the previous contents are removed.  A reader sees the old
 files or the new ones, never a mix.  Ctrl-C and SIGTERM are held back during the swap.
+
+Three kinds of ``--out`` are checked for up front as well:
+
+* a symbolic link to a directory is written *through*: the result goes to the link's
+  target (swapped there as above) and the link itself stays as it is;
+* a symbolic link to nothing (dangling, or into a missing directory) is refused;
+* a mount point (a container volume) cannot be swapped, so its files are written in
+  place, each replaced atomically, and the files of the previous result that the new
+  one does not have are removed afterwards.
+
+If writing fails anyway after a run (a full disk, a directory removed meanwhile), the
+files are saved in a new ``simkit-result-*`` directory in the system's temporary
+directory and the error says where.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import errno
@@ -28,6 +42,9 @@ import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+
+from simkit import _signals
+from simkit.bounded import cut
 
 FILE_MODE = 0o644
 DIR_MODE = 0o755
@@ -98,7 +115,9 @@ def signals_held() -> Iterator[None]:
     held = {signal.SIGINT, signal.SIGTERM}
     old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
-        yield
+        # another thread may take the signal meanwhile: the handler waits for this too
+        with _signals.held():
+            yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
@@ -151,13 +170,32 @@ class OutputDir:
             raise OutputError(f"{option}: an empty path is not a directory; give a directory")
         self.option = option
         self.path = Path(text)
+        self.target = self._resolve()  # where the files go (a link's target)
+        self.in_place = os.path.ismount(self.target)  # no swap possible: file by file
         self._check()
 
     def _fail(self, why: str) -> OutputError:
-        return OutputError(f"{self.option}: cannot write to '{self.path}': {why}")
+        return OutputError(f"{self.option}: cannot write to '{cut(str(self.path))}': {why}")
+
+    def _resolve(self) -> Path:
+        """The path itself, or for a symbolic link the directory it points to (refused
+        when there is none: a dangling link, or one into a missing directory)."""
+        if not os.path.islink(self.path):
+            return self.path
+        try:
+            real = Path(os.path.realpath(self.path, strict=True))
+        except (OSError, RuntimeError):  # dangling, a loop, or into a missing directory
+            shown = cut(os.readlink(self.path)) if os.path.islink(self.path) else "?"
+            raise self._fail(
+                f"it is a symbolic link to '{shown}', which does not exist; give a directory "
+                "or a link to one"
+            ) from None
+        if not real.is_dir():
+            raise self._fail(f"it is a symbolic link to '{cut(str(real))}', not a directory")
+        return real
 
     def _check(self) -> None:
-        p = self.path
+        p = self.target
         try:
             info = os.stat(p)
         except FileNotFoundError:
@@ -190,7 +228,9 @@ class OutputDir:
     def _existing_parent(self) -> Path:
         """The directory where the result directory (or its first missing ancestor) will
         be created."""
-        p = self.path.absolute()
+        p = self.target.absolute()
+        if self.in_place:
+            return p
         if p.is_dir():
             return p.parent
         cur = p.parent
@@ -201,8 +241,46 @@ class OutputDir:
         return cur
 
     def write(self, files: Mapping[str, str | bytes]) -> list[Path]:
-        """Write ``files`` (name -> content) as the whole new content of the directory."""
-        target = self.path.absolute()
+        """Write ``files`` (name -> content) as the whole new content of the directory.
+
+        On failure the files are saved in a ``simkit-result-*`` directory instead and
+        the OutputError says where (the caller's message goes on with what failed)."""
+        try:
+            if self.in_place:
+                return self._write_in_place(files)
+            return self._write_swapped(files)
+        except OSError as exc:
+            why = exc.strerror or str(exc)
+            try:
+                saved = self._save_elsewhere(files)
+            except OSError:
+                raise exc from None
+            raise OutputError(f"{why}; the files were saved in '{saved}' instead") from None
+
+    @staticmethod
+    def _save_elsewhere(files: Mapping[str, str | bytes]) -> Path:
+        """The files in a new directory of the system's temporary directory."""
+        where = Path(tempfile.mkdtemp(prefix="simkit-result-"))
+        os.chmod(where, DIR_MODE & ~_umask())
+        write_files({where / name: content for name, content in files.items()})
+        return where
+
+    def _write_in_place(self, files: Mapping[str, str | bytes]) -> list[Path]:
+        """A mount point: every file replaced atomically, then the previous result's
+        files that the new one lacks removed (a reader may see a mix meanwhile)."""
+        target = self.target.absolute()
+        names = sorted(files)
+        marker = "\n".join(["simkit result directory", *names]) + "\n"
+        write_files({target / name: content for name, content in {**files, MARKER: marker}.items()})
+        with signals_held():
+            for entry in os.listdir(target):
+                if entry not in files and entry != MARKER and is_known(entry):
+                    with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+                        os.unlink(target / entry)
+        return [self.path / name for name in files]
+
+    def _write_swapped(self, files: Mapping[str, str | bytes]) -> list[Path]:
+        target = self.target.absolute()
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp: Path | None = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
         mode = FILE_MODE & ~_umask()

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simkit import systems
+from simkit.digits import parse_int, parse_number
 from simkit.scenario.model import Scenario, ScenarioError
 from simkit.scenario.validate import (
     MAX_ROUNDS,
@@ -43,6 +44,8 @@ VARY_FORM = (
     "TARGET.FIELD=VALUES, e.g. 'Wolf.readiness=1..5', 'Wolf.readiness=+0..+2' or "
     "'rules.order=dynamic,chain'"
 )
+
+DIGITS_NOTE = "numbers are written in ASCII digits, e.g. 3, -2 or 0.5"
 
 VarySpec = str | Sequence[str] | Mapping[str, Any]
 
@@ -133,6 +136,11 @@ def _numeric(spec: Field) -> bool:
     return spec.kind in (int, float)
 
 
+def _read_number(text: str, kind: type) -> int | float:
+    """An integer or a number in ASCII digits (``simkit.digits``); ValueError otherwise."""
+    return parse_int(text) if kind is int else parse_number(text)
+
+
 def parse_value(text: str, spec: Field, what: str, origin: str, target: str = "") -> Any:
     """One value written as text, read by the field's type and checked (an Offset for a
     signed number on a combatant's number field)."""
@@ -141,11 +149,14 @@ def parse_value(text: str, spec: Field, what: str, origin: str, target: str = ""
         text = text[1:-1]
     if _numeric(spec) and text[:1] in "+-" and target != RULES:
         try:
-            delta: int | float = int(text) if spec.kind is int else float(text)
+            unsigned = _read_number(text[1:], spec.kind)
+            if text[1:2] == "-":
+                raise ValueError
+            delta: int | float = -unsigned if text[0] == "-" else unsigned
         except ValueError:
             raise ScenarioError(
                 f"{origin}: {what}: cannot read {shown(text)}; expected {spec.describe()} or an "
-                "offset such as +1"
+                f"offset such as +1 ({DIGITS_NOTE})"
             ) from None
         return Offset(delta)
     value: Any = text
@@ -155,16 +166,15 @@ def parse_value(text: str, spec: Field, what: str, origin: str, target: str = ""
             if lowered not in ("true", "false"):
                 raise ValueError
             value = lowered == "true"
-        elif spec.kind is int:
-            value = int(text)
-        elif spec.kind is float:
-            value = float(text)
+        elif spec.kind in (int, float):
+            value = _read_number(text, spec.kind)
         elif spec.aliases and text.lower() in ("true", "false"):
             value = text.lower() == "true"
     except ValueError:
         raise ScenarioError(
             f"{origin}: {what}: cannot read {shown(text)}; expected {spec.describe()}"
             + (" (or an offset such as +1)" if _numeric(spec) and target != RULES else "")
+            + (f"; {DIGITS_NOTE}" if _numeric(spec) else "")
         ) from None
     return check(value, spec, what, origin)
 
@@ -338,7 +348,9 @@ def _values(raw: Any, spec: Field, what: str, origin: str, target: str) -> list[
                     f"{origin}: {what}: {len(parts):,} values; at most {MAX_POINTS:,}"
                 )
             values = [parse_value(p, spec, what, origin, target) for p in parts]
-    elif isinstance(raw, Sequence | range) and not isinstance(raw, bytes):
+    elif isinstance(raw, Sequence | range) and not isinstance(raw, bytes | str):
+        if len(raw) > MAX_POINTS:
+            raise ScenarioError(f"{origin}: {what}: {len(raw):,} values; at most {MAX_POINTS:,}")
         values = [check(v, spec, what, origin) for v in raw]
         if not values:
             raise ScenarioError(f"{origin}: {what}: no values given")
@@ -347,9 +359,12 @@ def _values(raw: Any, spec: Field, what: str, origin: str, target: str) -> list[
             f"{origin}: {what}: expected a list of values or a spec like '1..5', got "
             f"{type(raw).__name__} {shown(raw)}"
         )
-    duplicates = [v for k, v in enumerate(values) if v in values[:k]]
-    if duplicates:
-        raise ScenarioError(f"{origin}: {what}: value {duplicates[0]} is listed twice")
+    seen: set[Any] = set()  # one pass: a list of 10,000 values is checked in milliseconds
+    for v in values:
+        if v in seen:
+            shown_v = shown(v) if isinstance(v, str) else v
+            raise ScenarioError(f"{origin}: {what}: value {shown_v} is listed twice")
+        seen.add(v)
     return values
 
 

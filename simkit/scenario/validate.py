@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from simkit import systems
+from simkit.bounded import MAX_LISTED
 from simkit.scenario.model import Combatant, Params, Scenario, ScenarioError, entry_path
 from simkit.systems.base import (
     COMMON_FIELDS,
@@ -40,6 +41,8 @@ MAX_ROUNDS = 10**12
 MAX_SEED = 2**63 - 1
 SHOWN_CHARS = 40  # a value longer than this is shortened in messages
 SUGGEST_MAX = 100  # names longer than this get no "did you mean"
+DESCRIPTION_MAX = 10_000  # characters of scenario.description
+SUGGEST_CANDIDATES = 2_000  # no "did you mean" among more names than this
 
 SCENARIO_FIELDS: dict[str, Field] = {
     "name": Field(str),
@@ -56,6 +59,8 @@ def shown(value: Any) -> str:
     """``repr(value)``, shortened: ``'aaaa…' (100,000 characters)``."""
     if isinstance(value, str) and len(value) > SHOWN_CHARS:
         return f"{value[:SHOWN_CHARS]!r}… ({len(value):,} characters)".replace("'…", "…'", 1)
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"an integer of {value.bit_length():,} bits"
     text = repr(value)
     if len(text) > 2 * SHOWN_CHARS:
         return f"{text[: 2 * SHOWN_CHARS]}… ({type(value).__name__}, {len(text):,} characters)"
@@ -63,8 +68,9 @@ def shown(value: Any) -> str:
 
 
 def suggest(key: Any, known: list[str]) -> str:
-    """`` (did you mean 'x'?)`` for a close known name, else ``""``."""
-    if not isinstance(key, str) or len(key) > SUGGEST_MAX:
+    """`` (did you mean 'x'?)`` for a close known name, else ``""`` (also when there are
+    more than SUGGEST_CANDIDATES names to search: the hint is not worth the time)."""
+    if not isinstance(key, str) or len(key) > SUGGEST_MAX or len(known) > SUGGEST_CANDIDATES:
         return ""
     close = difflib.get_close_matches(key, [k for k in known if len(k) <= SUGGEST_MAX], 1, 0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
@@ -88,7 +94,10 @@ def check_value(spec: Field, value: Any) -> tuple[Any, str | None]:
     if not ok:
         return None, f"expected {spec.describe()}, got {_type_name(value)} {shown(value)}"
     if spec.kind is float:
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:  # an integer beyond any float: out of range, not a traceback
+            return None, f"{shown(value)} is not allowed; allowed: {spec.describe()}"
         if not math.isfinite(value):
             return None, f"expected {spec.describe()}, got {shown(value)}"
     if spec.kind is str:
@@ -167,6 +176,11 @@ class _Collector:
     def add(self, path: str, message: str) -> None:
         self.problems.append((path, message))
 
+    def suggest(self, key: Any, known: list[str]) -> str:
+        """``suggest``, while the problems found so far are still listed in full (a file
+        with 80,000 unknown keys costs no 80,000 fuzzy searches)."""
+        return suggest(key, known) if len(self.problems) < MAX_LISTED else ""
+
 
 def scenario_from_dict(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
     """Validate already-parsed scenario data (the TOML document as a dict)."""
@@ -177,7 +191,7 @@ def scenario_from_dict(data: Mapping[str, Any], source: str = "<scenario>") -> S
         if key not in TOP_LEVEL:
             out.add(
                 str(key)[:SHOWN_CHARS],
-                f"unknown table{suggest(key, list(TOP_LEVEL))}; allowed: [scenario], [rules], "
+                f"unknown table{out.suggest(key, list(TOP_LEVEL))}; allowed: [scenario], [rules], "
                 "[[combatant]], [sweep]",
             )
     head = data.get("scenario")
@@ -192,7 +206,7 @@ def scenario_from_dict(data: Mapping[str, Any], source: str = "<scenario>") -> S
         if key not in SCENARIO_FIELDS:
             out.add(
                 f"scenario.{shown(key) if len(key) > SHOWN_CHARS else key}",
-                f"unknown key{suggest(key, list(SCENARIO_FIELDS))}; allowed: "
+                f"unknown key{out.suggest(key, list(SCENARIO_FIELDS))}; allowed: "
                 + ", ".join(SCENARIO_FIELDS),
             )
     for key, spec in SCENARIO_FIELDS.items():
@@ -211,6 +225,12 @@ def scenario_from_dict(data: Mapping[str, Any], source: str = "<scenario>") -> S
         bad = _text_problem(values["name"], limit=200)
         if bad:
             out.add("scenario.name", bad)
+    if isinstance(values.get("description"), str):  # newlines and tabs are text here
+        bad = _text_problem(
+            values["description"].replace("\n", " ").replace("\t", " "), limit=DESCRIPTION_MAX
+        )
+        if bad:
+            out.add("scenario.description", bad)
     system_name = head.get("system")
     known = list(systems.names())
     system = None
@@ -317,7 +337,7 @@ def _rules(system: Any, rules_in: Mapping[str, Any], out: _Collector) -> dict[st
             hint = f"; '{key}' is a rule of system {'/'.join(others)}" if others else ""
             out.add(
                 f"rules.{key}" if len(str(key)) <= SHOWN_CHARS else "rules",
-                f"unknown rule {shown(key)} for system {system.name}{suggest(key, list(specs))}"
+                f"unknown rule {shown(key)} for system {system.name}{out.suggest(key, list(specs))}"
                 f"{hint}; allowed: {', '.join(specs) or 'none'}",
             )
     for key, spec in specs.items():
@@ -359,10 +379,11 @@ def combatant_params(system: Any, entry: Mapping[str, Any]) -> tuple[dict[str, A
                 )
             )
         else:
+            hint = suggest(key, list(allowed)) if len(problems) < MAX_LISTED else ""
             problems.append(
                 Problem(
                     shown_key,
-                    f"unknown key{suggest(key, list(allowed))}; allowed: {', '.join(allowed)}",
+                    f"unknown key{hint}; allowed: {', '.join(allowed)}",
                 )
             )
     params: dict[str, Any] = {}
@@ -387,9 +408,53 @@ def combatant_params(system: Any, entry: Mapping[str, Any]) -> tuple[dict[str, A
     return params, problems
 
 
-def scenario_problems(scenario: Scenario) -> list[Problem]:
-    """Checks across combatants: sides, targets, and the system's own."""
+def name_problems(scenario: Scenario) -> list[Problem]:
+    """Names that could mean two things: a name (a combatant's, or a ``count`` group's
+    base name) given to two entries -- a party's "Wolf" beside the wolves' group "Wolf"
+    -- and a combatant or group named like a side other than its own lone entry's.
+
+    Each is one problem naming both entries, so that ``--set 'Wolf.readiness=3'``,
+    ``--by group`` and ``target = "Wolf"`` always mean one thing."""
+    owners: dict[str, dict[int, Combatant]] = {}
+    for c in scenario.combatants:
+        for name in (c.name, c.group):
+            key = c.entry if c.entry >= 0 else hash((c.group, c.side))  # built without a file
+            owners.setdefault(name, {}).setdefault(key, c)
     problems: list[Problem] = []
+    for name, entries in owners.items():
+        if len(entries) > 1:
+            first, *others = entries.values()
+            for other in others:
+                problems.append(
+                    Problem(
+                        f"{other.path}.name",
+                        f"{shown(name)} also names {first.path} (side {shown(first.side)}); "
+                        "a combatant or group name must mean one thing: rename one of them",
+                    )
+                )
+    for side in scenario.sides:
+        entries = owners.get(side)
+        if not entries:
+            continue
+        members = {c.entry for c in scenario.combatants if c.side == side}
+        (entry, c), *_ = entries.items()
+        if len(entries) == 1 and c.side == side and members == {entry}:
+            continue  # a side of one entry named like it: nothing else it could mean
+        problems.append(
+            Problem(
+                f"{c.path}.name",
+                f"{shown(side)} is also the name of side {shown(side)}; a combatant or group "
+                "named like a side must be renamed",
+            )
+        )
+    return problems
+
+
+def scenario_problems(scenario: Scenario) -> list[Problem]:
+    """Checks across combatants: names, sides, targets, and the system's own."""
+    problems: list[Problem] = name_problems(scenario)
+    if problems:
+        return problems
     sides = scenario.sides
     if len(sides) < 2:
         found = f"only side {shown(sides[0])}" if sides else "no combatants"

@@ -86,7 +86,7 @@ class Field:
         """The integer of a ``pattern`` value (``hasty_up_to:3`` -> 3), else None."""
         if self.pattern is None:
             return None
-        m = re.fullmatch(self.pattern, value)
+        m = re.fullmatch(self.pattern, value, re.ASCII)  # 3, not ٣ (simkit.digits)
         return int(m.group(1)) if m else None
 
 
