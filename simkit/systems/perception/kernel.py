@@ -79,11 +79,9 @@ Implementation notes (each measured on the 4-combatant benchmark scenario)
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from simkit.metrics import Layout, Sums, aggregate_round
 from simkit.systems.base import (
@@ -124,10 +122,7 @@ from simkit.systems.stream import (
     roll,
     round_start_lazy,
 )
-from simkit.systems.support import unmanaged
-
-# numba: cached on disk unless simkit found nowhere to put the cache (simkit/__init__.py)
-JIT = {"cache": not os.environ.get("SIMKIT_NO_CACHE"), "nogil": True}
+from simkit.systems.support import JIT, njit, unmanaged
 
 COUNTS = (
     "first_action",
