@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from simkit.metrics import Layout, Sums
-from simkit.systems.base import Problem, SystemBase, Trace
+from simkit.systems.base import Problem, SystemBase
 from simkit.systems.perception import kernel
 from simkit.systems.perception.schema import FIELDS, RULES
 
@@ -39,6 +38,7 @@ class Perception(SystemBase):
     policies = ()
     counts = kernel.COUNTS
     scenario_counts = ()
+    kernel = kernel
     waiting_words = ""
     method_note = (
         "Each combatant (individual mode, P1) or each side (group mode, P2) rolls d10 + "
@@ -99,38 +99,6 @@ class Perception(SystemBase):
         if scenario.rules["mode"] == "group":  # P2: one d10 per side
             return [(side, 1, kernel.D10) for side in scenario.sides]
         return [(c.name, 1, kernel.D10) for c in scenario.combatants]  # P1
-
-    def compile(self, scenario: Any, layout: Layout) -> Any:
-        return kernel.compile_scenario(scenario, layout)
-
-    def run_chunk(
-        self,
-        compiled: Any,
-        key: np.ndarray,
-        n_rounds: int,
-        sums: Sums,
-        first: int = 0,
-        carry: int = 0,
-    ) -> int:
-        if carry != 0:
-            raise ValueError(f"perception carries nothing between rounds, got carry={carry}")
-        kernel.run_chunk(compiled, key, n_rounds, sums, first=first)
-        return 0
-
-    def trace(
-        self,
-        compiled: Any,
-        key: np.ndarray,
-        n_rounds: int,
-        first: int = 0,
-        carry: int = 0,
-        dice: Mapping[int, Sequence[int]] | None = None,
-    ) -> Trace:
-        if carry != 0:
-            raise ValueError(f"perception carries nothing between rounds, got carry={carry}")
-        fixed = {int(k): [int(f) for f in faces] for k, faces in (dice or {}).items()}
-        rows, events, states = kernel.trace_rounds(compiled, key, n_rounds, first, fixed)
-        return Trace(rows, events, np.zeros(n_rounds, np.int64), states)
 
     # ------------------------------------------------------------------ events
     def event_tuple(self, event: np.ndarray, scenario: Any) -> tuple[Any, ...]:

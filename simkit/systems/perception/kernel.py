@@ -1101,12 +1101,4 @@ def hist_bins(n: int) -> int:
     return HASH_CAPACITY if n <= HIST_MAX_N else 1
 
 
-def trace(
-    compiled: Compiled,
-    key: np.ndarray,
-    n_rounds: int,
-    no_hold_first: bool = False,
-    first: int = 0,
-) -> np.ndarray:
-    """Per-round rows (the interface of the other systems' kernels; no R8 here)."""
-    return trace_rounds(compiled, key, n_rounds, first=first)[0]
+trace = trace_rounds  # the kernel module interface of base.KernelBase

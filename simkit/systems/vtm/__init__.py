@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from simkit.metrics import Layout, Sums
-from simkit.systems.base import REQUIRED, Problem, SystemBase, Trace
+from simkit.systems.base import REQUIRED, Problem, SystemBase
 from simkit.systems.vtm import kernel
 from simkit.systems.vtm.schema import FIELDS, RULES
 
@@ -25,6 +24,7 @@ class Vtm(SystemBase):
     policies = ("delay", "abort")
     counts = kernel.COUNTS
     scenario_counts = kernel.SCENARIO_COUNTS
+    kernel = kernel
     waiting_words = "delaying (V4)"
     sweep_note = (
         " For vtm the swept stat is the rating (V1: initiative = d10 + rating − "
@@ -98,39 +98,6 @@ class Vtm(SystemBase):
         acts = sum(c["actions"] + c["extra_actions"] for c in scenario.combatants)
         ns = COST_NS[0] + COST_NS[1] * n + COST_NS[2] * n * n + COST_NS[3] * acts
         return max(1.0, ns / BENCH_NS)
-
-    def compile(self, scenario: Any, layout: Layout) -> Any:
-        return kernel.compile_scenario(scenario, layout)
-
-    def run_chunk(
-        self,
-        compiled: Any,
-        key: np.ndarray,
-        n_rounds: int,
-        sums: Sums,
-        first: int = 0,
-        carry: int = 0,
-    ) -> int:
-        if carry:
-            raise ValueError("vtm carries nothing from one round to the next (carry = 0)")
-        kernel.run_chunk(compiled, key, n_rounds, sums, first=first)
-        return 0
-
-    def trace(
-        self,
-        compiled: Any,
-        key: np.ndarray,
-        n_rounds: int,
-        first: int = 0,
-        carry: int = 0,
-        dice: Mapping[int, Sequence[int]] | None = None,
-    ) -> Trace:
-        if carry:
-            raise ValueError("vtm carries nothing from one round to the next (carry = 0)")
-        rows, events, states = kernel.trace(
-            compiled, key, n_rounds, first, {int(k): list(v) for k, v in (dice or {}).items()}
-        )
-        return Trace(rows, events, np.zeros(n_rounds, np.int64), states)
 
     # ------------------------------------------------------------------ events
     def event_tuple(self, event: np.ndarray, scenario: Any) -> tuple[Any, ...]:
