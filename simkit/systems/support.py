@@ -10,6 +10,14 @@ kernel allocated itself (numba frees it once the owning name is no longer used).
 ``with_columns(arr, k)`` is ``unmanaged`` for a 2-d array whose row length ``k`` is a
 compile-time constant, so that indexing it costs no stride loaded from memory.
 
+``leading_zeros(x)``, ``trailing_zeros(x)`` and ``popcount(x)`` are LLVM's
+count-leading-zeros, count-trailing-zeros and population count of a 64-bit integer
+(64, 64 and 0 for 0).
+
+All are numba *intrinsics*, which plain Python cannot call.  With
+``NUMBA_DISABLE_JIT=1`` (the coverage run, ``make coverage``) they are replaced by
+plain-Python equivalents, so every kernel also runs, slowly, as ordinary Python.
+
 ``JIT`` is the one set of options every kernel function is compiled with, and
 ``njit`` the one decorator: ``@njit(**JIT)`` is numba's ``njit`` releasing the GIL for
 worker threads and cached on disk by :class:`SourceTreeCache`, whose entries are
@@ -19,14 +27,6 @@ defines a function, not of the files whose functions are compiled into it
 (stream.py, metrics/sums.py, a system's rules); keyed on the whole trees, an edited
 or updated source file always recompiles every kernel.  ``SIMKIT_NO_CACHE`` (set by
 simkit/__init__.py when no cache directory is writable) turns caching off.
-
-``leading_zeros(x)``, ``trailing_zeros(x)`` and ``popcount(x)`` are LLVM's
-count-leading-zeros, count-trailing-zeros and population count of a 64-bit integer
-(64, 64 and 0 for 0).
-
-All are numba *intrinsics*, which plain Python cannot call.  With
-``NUMBA_DISABLE_JIT=1`` (the coverage run, ``make coverage``) they are replaced by
-plain-Python equivalents, so every kernel also runs, slowly, as ordinary Python.
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ class _SourceTreeStamp:
 
 class _SourceTreeCacheImpl(CompileResultCacheImpl):
     # numba's locators (NUMBA_CACHE_DIR, beside the source, the user's cache directory,
-    # ...) in numba's order, each stamped with the source digest
+    # ...) in numba's order, each stamped with the source digest (NUMBA_CACHE_LOCATOR_CLASSES,
+    # numba's override of the list, would bypass the stamp: simkit never sets it)
     _locator_classes = [
         type(locator.__name__, (_SourceTreeStamp, locator), {})
         for locator in CacheImpl._locator_classes
