@@ -26,8 +26,11 @@ def _numba_cache_dir() -> None:
     the user's cache directory (``$XDG_CACHE_HOME`` or ``~/.cache``).  When neither is
     writable (a read-only install for a user whose home is read-only), simkit points
     ``NUMBA_CACHE_DIR`` at a private directory in the system's temporary directory; if
-    even that fails, the kernels are compiled in every process (``SIMKIT_NO_CACHE``)
-    and one warning line says so.  An explicit ``NUMBA_CACHE_DIR`` is always kept.
+    even that fails, the kernels are compiled in every process (``SIMKIT_NO_CACHE``,
+    read by the one JIT setting, ``simkit.systems.support.JIT``) and one warning line
+    says so.  An explicit ``NUMBA_CACHE_DIR`` is always kept.  Wherever it is, a cached
+    kernel is valid only for the source text it was compiled from
+    (``simkit.systems.support.SourceTreeCache``).
     """
     if os.environ.get("NUMBA_CACHE_DIR") or os.environ.get("SIMKIT_NO_CACHE"):
         return

@@ -13,7 +13,9 @@ Parametrised over the registry, so a new system is held to it automatically:
    policy roll the same dice (common random numbers);
 5. ``0 < attack_share < 2**-54`` still draws (the stream stays in step with the twin);
 6. every field and rule rejects a value of the wrong type with its path;
-7. ``trace(dice=...)`` rolls the given faces and nothing else changes.
+7. ``trace(dice=...)`` rolls the given faces and nothing else changes;
+8. the system is each of the four parts of ``System`` (rules, kernel, presentation,
+   fixtures), and one that does not carry state between rounds refuses a carry.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from contract_support import cycles, row_counts, scenario_files, twin
 from simkit import engine, systems
 from simkit.metrics import aggregate_round, flush_rows
 from simkit.scenario import ScenarioError, load_scenario, scenario_from_dict, with_changes
+from simkit.systems.base import Fixtures, Kernel, Presentation, Rules, System
 from simkit.systems.stream import chunk_state
 from simkit.systems.support import JIT_DISABLED
 
@@ -117,7 +120,7 @@ def test_run_chunk_equals_the_flushed_trace(system):
         src, dst, op = job.layout.aggregation
         key = _key(3000 + k)
         n, first = rng.choice((1, 2, 7, 300, 2001)), rng.randrange(0, 500)
-        carry = rng.choice((0, 1)) if system == "readiness" else 0
+        carry = rng.choice((0, 1)) if sys_.carries_state else 0
         tr = sys_.trace(job.compiled, key, n, first=first, carry=carry)
         for r in range(n):  # group and side slots are aggregate_round of the rest
             row = tr.rows[r].copy()
@@ -211,3 +214,21 @@ def test_every_field_rejects_a_wrong_type(system, tmp_path):
         data = {**base, "rules": {rule: 3 if spec.kind is str else "x"}}
         with pytest.raises(ScenarioError, match=rf"rules\.{rule}: "):
             scenario_from_dict(data, source="x.toml")
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_the_system_is_its_four_parts(system):
+    sys_ = systems.get(system)
+    for part in (Rules, Kernel, Presentation, Fixtures, System):
+        assert isinstance(sys_, part), part.__name__
+    assert isinstance(sys_.carries_state, bool)
+    scenario = scenario_from_dict(sys_.bench_scenario(), source="bench.toml")
+    job = engine.prepare(scenario)
+    tr = sys_.trace(job.compiled, _key(7000), 3)
+    assert tr.rows.shape == (3, job.layout.size) and tr.carries.shape == (3,)
+    if not sys_.carries_state:
+        assert not tr.carries.any()
+        with pytest.raises(ValueError, match="carries nothing between rounds"):
+            sys_.run_chunk(job.compiled, _key(7000), 3, job.layout.new_sums(), carry=1)
+        with pytest.raises(ValueError, match="carries nothing between rounds"):
+            sys_.trace(job.compiled, _key(7000), 3, carry=1)

@@ -9,6 +9,7 @@ is plain Python over simkit's random stream; its twin below reads like the rule.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -18,10 +19,71 @@ from naive_rng import NaiveStream
 import simkit
 from simkit import engine, systems
 from simkit.metrics import aggregate_round, flush_cycle, flush_rows
-from simkit.systems.base import EVENT_WIDTH, Field, SystemBase, Trace
+from simkit.systems.base import EVENT_WIDTH, Field, SystemBase
 from simkit.systems.stream import STATE_WORDS, below, canonical_state, roll, round_start
 
 COUNTS = ("first_action", "actions", "no_action", "attacks_made", "attacks_received", "undefended")
+
+
+def compile_scenario(scenario: Any, layout: Any) -> dict[str, Any]:
+    return {
+        "layout": layout,
+        "bonus": [c["bonus"] for c in scenario.combatants],
+        "targets": [scenario.targets(i) for i in range(len(scenario.combatants))],
+    }
+
+
+def play_round(c: Any, st: np.ndarray, y: np.ndarray, dice: Any) -> list[list[int]]:
+    """H1 on simkit's stream: counts into ``y``, the events (roll 0, attack 1) returned."""
+    lay, n = c["layout"], len(c["bonus"])
+    slot = lay.count_slots
+    rolled = [roll(st, 6) for _ in range(n)]
+    for k, faces in dice.items():
+        rolled[k] = faces[0]
+    total = [rolled[i] + c["bonus"][i] for i in range(n)]
+    order: list[int] = []
+    for v in sorted(set(total), reverse=True):
+        tied = [i for i in range(n) if total[i] == v]
+        while len(tied) > 1:
+            order.append(tied.pop(below(st, len(tied))))
+        order += tied
+    events = [[0, i, rolled[i]] for i in range(n)]
+    for step, i in enumerate(order):
+        targets = c["targets"][i]
+        t = targets[below(st, len(targets))]
+        y[slot[i, 0]] += step == 0
+        y[slot[i, 1]] += 1
+        y[slot[i, 3]] += 1
+        y[slot[t, 4]] += 1
+        y[slot[t, 5]] += 1
+        y[lay.dist_index(i, 1)] += 1
+        for j in order[step + 1 :]:
+            y[lay.before_index(i, j)] += 1
+        events.append([1, i, t])
+    aggregate_round(y, *lay.aggregation)
+    return events
+
+
+def run_chunk(compiled: Any, key: np.ndarray, n_rounds: int, sums: Any, first: int) -> None:
+    pa, pb = compiled["layout"].pair_indices()
+    st = np.zeros(STATE_WORDS, np.uint64)
+    y = np.zeros(compiled["layout"].size, np.int64)
+    for r in range(first, first + n_rounds):
+        round_start(st, key, r)
+        play_round(compiled, st, y, {})
+        flush_cycle(y, 1, sums.s1, sums.s2, sums.sl, sums.sx, pa, pb, sums.tot)
+
+
+def trace(compiled: Any, key: np.ndarray, n_rounds: int, first: int, dice: Any) -> tuple:
+    st = np.zeros(STATE_WORDS, np.uint64)
+    rows = np.zeros((n_rounds, compiled["layout"].size), np.int64)
+    events, states = [], []
+    for r in range(n_rounds):
+        round_start(st, key, first + r)
+        for event in play_round(compiled, st, rows[r], dice):
+            events.append([first + r, *event] + [0] * (EVENT_WIDTH - 4))
+        states.append(canonical_state(st))
+    return rows, np.array(events, np.int64).reshape(-1, EVENT_WIDTH), np.array(states)
 
 
 class HighestDie(SystemBase):
@@ -29,81 +91,12 @@ class HighestDie(SystemBase):
     title = "highest d6 acts first"
     rule_ids = "H1"
     fields = {"bonus": Field(int, 0, 0, 5, meaning="H1: added to the d6")}
-    rules: dict[str, Field] = {}
     main_field = "bonus"
     counts = COUNTS
-
-    def dist_size(self, params: Any) -> int:
-        return 2
+    kernel = sys.modules[__name__]  # compile_scenario, run_chunk, trace above
 
     def rollers(self, scenario: Any) -> list[tuple[str, int, int]]:
         return [(c.name, 1, 6) for c in scenario.combatants]
-
-    def compile(self, scenario: Any, layout: Any) -> Any:
-        return {
-            "layout": layout,
-            "bonus": [c["bonus"] for c in scenario.combatants],
-            "targets": [scenario.targets(i) for i in range(len(scenario.combatants))],
-        }
-
-    def _round(self, c: Any, st: np.ndarray, y: np.ndarray, dice: Any = None) -> list[tuple]:
-        lay, n = c["layout"], len(c["bonus"])
-        slot = lay.count_slots
-        rolled = [roll(st, 6) for _ in range(n)]
-        for k, faces in (dice or {}).items():
-            rolled[k] = faces[0]
-        total = [rolled[i] + c["bonus"][i] for i in range(n)]
-        order: list[int] = []
-        for v in sorted(set(total), reverse=True):
-            tied = [i for i in range(n) if total[i] == v]
-            while len(tied) > 1:
-                order.append(tied.pop(below(st, len(tied))))
-            order += tied
-        events = [("roll", i, rolled[i]) for i in range(n)]
-        for step, i in enumerate(order):
-            targets = c["targets"][i]
-            t = targets[below(st, len(targets))]
-            y[slot[i, 0]] += step == 0
-            y[slot[i, 1]] += 1
-            y[slot[i, 3]] += 1
-            y[slot[t, 4]] += 1
-            y[slot[t, 5]] += 1
-            y[lay.dist_index(i, 1)] += 1
-            for j in order[step + 1 :]:
-                y[lay.before_index(i, j)] += 1
-            events.append(("attack", i, t))
-        aggregate_round(y, *lay.aggregation)
-        return events
-
-    def run_chunk(self, compiled, key, n_rounds, sums, first=0, carry=0):
-        lay = compiled["layout"]
-        pa, pb = lay.pair_indices()
-        st = np.zeros(STATE_WORDS, np.uint64)
-        y = np.zeros(lay.size, np.int64)
-        for r in range(first, first + n_rounds):
-            round_start(st, key, r)
-            self._round(compiled, st, y)
-            flush_cycle(y, 1, sums.s1, sums.s2, sums.sl, sums.sx, pa, pb, sums.tot)
-        return 0
-
-    def trace(self, compiled, key, n_rounds, first=0, carry=0, dice=None):
-        lay = compiled["layout"]
-        st = np.zeros(STATE_WORDS, np.uint64)
-        rows = np.zeros((n_rounds, lay.size), np.int64)
-        events, states = [], []
-        for r in range(n_rounds):
-            round_start(st, key, first + r)
-            for kind, a, b in self._round(compiled, st, rows[r], dice):
-                events.append(
-                    [first + r, 0 if kind == "roll" else 1, a, b] + [0] * (EVENT_WIDTH - 4)
-                )
-            states.append(canonical_state(st))
-        return Trace(
-            rows,
-            np.array(events, np.int64).reshape(-1, EVENT_WIDTH),
-            np.zeros(n_rounds, np.int64),
-            np.array(states),
-        )
 
     def event_tuple(self, event, scenario):
         names = scenario.names

@@ -17,6 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+# Not cached on their own (metrics sits below simkit.systems and cannot use its cache):
+# the kernels compile these into themselves and are cached, under a key of this file
+# too, by simkit.systems.support.SourceTreeCache.
+
 
 @dataclass
 class Sums:
@@ -61,7 +65,7 @@ class Sums:
         )
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def aggregate_round(y, src, dst, op):
     """Fill a round's group and side slots from its combatant slots (Layout.aggregation).
 
@@ -74,7 +78,7 @@ def aggregate_round(y, src, dst, op):
         y[d] = w + v if op[k] == 0 else max(w, v)
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def close_round(yr, y, src, dst, op):
     """End of a round in a multi-round cycle: aggregate ``yr``, add it to ``y``, zero ``yr``."""
     aggregate_round(yr, src, dst, op)
@@ -83,7 +87,7 @@ def close_round(yr, y, src, dst, op):
         yr[m] = 0
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def flush_cycle(y, length, s1, s2, sl, sx, pa, pb, tot):
     """Add one finished cycle ``y`` (``length`` rounds) to the running sums; zero ``y``."""
     for k in range(pa.size):

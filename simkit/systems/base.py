@@ -5,6 +5,18 @@ object satisfying :class:`System`.  Validation, the engine, sweeps, comparisons,
 reports, the benchmark and the command line only ever talk to that object (found in
 the registry, ``simkit.systems``); none of them names a system.
 
+:class:`System` is four smaller protocols, each with a base class of defaults that
+:class:`SystemBase` assembles:
+
+* :class:`Rules` (:class:`RulesBase`): fields, rules, counts and the checks and edits
+  of a scenario (simkit.scenario, the engine's layout);
+* :class:`Kernel` (:class:`KernelBase`): compile, run_chunk, trace, rollers, cost
+  (simkit.engine); ``KernelBase`` calls the system's kernel module directly, so a
+  system writes no pass-through, only ``kernel = <its kernel module>``;
+* :class:`Presentation` (:class:`PresentationBase`): event words, waiting words, report
+  notes (``simkit trace``, reports);
+* :class:`Fixtures` (:class:`FixturesBase`): the bench and warm-up scenarios.
+
 The seam between orchestration and kernels is
 
     compile(scenario, layout)  ->  compiled (flat arrays, named slot indices)
@@ -14,11 +26,11 @@ The seam between orchestration and kernels is
 ``run_chunk`` plays rounds ``first .. first + n_rounds - 1`` of the chunk whose
 random-stream key is ``key`` (each round on its own stream, ``stream.round_start``) and
 adds their counts to ``sums`` (``metrics.Sums`` of ``layout``).  ``carry`` is what a
-round passes to the next one (readiness R8; 0 for the others); chunks always start
-with 0.  ``trace`` plays the same rounds on the kernel's own code and returns every
-round's counts (complete rows of the layout, group and side slots filled) and the
-events of play, one row each (``EVENT_COLUMNS``); flushing its rows as cycles must
-give exactly the sums of ``run_chunk``.
+round passes to the next one (``carries_state``: readiness R8; 0 for the others);
+chunks always start with 0.  ``trace`` plays the same rounds on the kernel's own code
+and returns every round's counts (complete rows of the layout, group and side slots
+filled) and the events of play, one row each (``EVENT_COLUMNS``); flushing its rows as
+cycles must give exactly the sums of ``run_chunk``.
 """
 
 from __future__ import annotations
@@ -186,8 +198,8 @@ class Problem:
 
 
 @runtime_checkable
-class System(Protocol):
-    """An initiative system (one package under simkit/systems/)."""
+class Rules(Protocol):
+    """What a scenario of the system is: its fields, rules, counts, checks and edits."""
 
     name: str  # as in a scenario file: system = "readiness"
     title: str  # "dice-pool initiative"
@@ -198,8 +210,7 @@ class System(Protocol):
     policies: tuple[str, ...]  # the policy fields (hold, defend, ...)
     counts: tuple[str, ...]  # per-combatant counts its kernels fill (metric registry names)
     scenario_counts: tuple[str, ...]  # scenario-wide counts
-    method_note: str  # one paragraph on how a round is played, for reports
-    waiting_words: str  # how this system's own waiting rule reads ("holding (R5)")
+    optional_required: tuple[str, ...]  # required fields whose absence prepare() judges
 
     def prepare(self, entry: Mapping[str, Any], params: dict[str, Any]) -> list[Problem]:
         """Cross-field checks of one combatant entry (``entry``: the keys as given;
@@ -236,9 +247,12 @@ class System(Protocol):
         """The changes that make a combatant stop waiting (``{"hold": "never"}``)."""
         ...
 
-    def cost(self, scenario: Any) -> float:
-        """Relative work of one round (about 1 for a 4-combatant default scenario)."""
-        ...
+
+@runtime_checkable
+class Kernel(Protocol):
+    """How rounds of a scenario are played (the seam in the module docstring)."""
+
+    carries_state: bool  # a round may pass a carry to the next (readiness R8)
 
     def compile(self, scenario: Any, layout: Layout) -> Any: ...
 
@@ -267,6 +281,19 @@ class System(Protocol):
         ``trace(dice={index: faces})`` fixes the faces of roller ``index``."""
         ...
 
+    def cost(self, scenario: Any) -> float:
+        """Relative work of one round (about 1 for a 4-combatant default scenario)."""
+        ...
+
+
+@runtime_checkable
+class Presentation(Protocol):
+    """How the system's play reads: events, waiting, notes for reports."""
+
+    method_note: str  # one paragraph on how a round is played, for reports
+    waiting_words: str  # how this system's own waiting rule reads ("holding (R5)")
+    sweep_note: str  # what a report's sweep of the main stat means here ("" if plain)
+
     def event_tuple(self, event: np.ndarray, scenario: Any) -> tuple[Any, ...]:
         """One event of ``scenario``'s trace as the tuple the twin logs: ``(kind, rule ID,
         ...)``, combatants and sides by name."""
@@ -280,17 +307,30 @@ class System(Protocol):
         """One event as a JSON object (``{"round": r, "event": kind, "rule": id, ...}``)."""
         ...
 
+
+@runtime_checkable
+class Fixtures(Protocol):
+    """Scenarios the benchmark and the warm-up play."""
+
     def bench_scenario(self) -> dict[str, Any]:
         """A 4-combatant, 2-side scenario with default policies (TOML as a dict)."""
         ...
+
+    def warmup_scenarios(self) -> list[dict[str, Any]]:
+        """Scenarios that together reach every path of the kernels (``simkit warmup``)."""
+        ...
+
+
+@runtime_checkable
+class System(Rules, Kernel, Presentation, Fixtures, Protocol):
+    """An initiative system (one package under simkit/systems/): the four parts."""
 
 
 Warmup = Callable[[], None]
 
 
-class SystemBase:
-    """Defaults for the optional parts of :class:`System`; a system subclasses it and
-    sets the attributes and kernel methods of the protocol."""
+class RulesBase:
+    """Defaults of :class:`Rules`: no cross-field checks, edits as given, no waiting."""
 
     name = ""
     title = ""
@@ -301,9 +341,7 @@ class SystemBase:
     policies: tuple[str, ...] = ()
     counts: tuple[str, ...] = ()
     scenario_counts: tuple[str, ...] = ()
-    method_note = ""
-    waiting_words = ""
-    sweep_note = ""
+    optional_required: tuple[str, ...] = ()
 
     def prepare(self, entry: Mapping[str, Any], params: dict[str, Any]) -> list[Problem]:
         return []
@@ -314,6 +352,9 @@ class SystemBase:
     def edit(self, given: dict[str, Any], key: str, value: Any) -> str | None:
         given[key] = value
         return None
+
+    def dist_size(self, params: Mapping[str, Any]) -> int:
+        return 2  # an action or none
 
     def stat(self, params: Mapping[str, Any]) -> int:
         return int(params[self.main_field])
@@ -327,11 +368,76 @@ class SystemBase:
     def never_waits(self) -> dict[str, Any]:
         return {}
 
-    def cost(self, scenario: Any) -> float:
-        return max(1.0, len(scenario.combatants) / 4)
+
+class KernelBase:
+    """:class:`Kernel` over the system's kernel module, ``kernel``, which provides
+
+        compile_scenario(scenario, layout) -> compiled
+        run_chunk(compiled, key, n_rounds, sums, first=, carry=) -> carry
+        trace(compiled, key, n_rounds, first=, carry=, dice=) -> (rows, events, carries, states)
+
+    with ``carries_state``; without it, ``run_chunk`` and ``trace`` take no ``carry``,
+    ``trace`` returns (rows, events, states) and a carry other than 0 is refused here.
+    ``dice`` reaches the kernel as ``{roller index: [faces]}`` of plain ints."""
+
+    kernel: Any = None
+    carries_state = False
+
+    def compile(self, scenario: Any, layout: Layout) -> Any:
+        return self.kernel.compile_scenario(scenario, layout)
+
+    def run_chunk(
+        self,
+        compiled: Any,
+        key: np.ndarray,
+        n_rounds: int,
+        sums: Sums,
+        first: int = 0,
+        carry: int = 0,
+    ) -> int:
+        if self.carries_state:
+            return int(
+                self.kernel.run_chunk(compiled, key, n_rounds, sums, first=first, carry=carry)
+            )
+        self._no_carry(carry)
+        self.kernel.run_chunk(compiled, key, n_rounds, sums, first=first)
+        return 0
+
+    def trace(
+        self,
+        compiled: Any,
+        key: np.ndarray,
+        n_rounds: int,
+        first: int = 0,
+        carry: int = 0,
+        dice: Mapping[int, Sequence[int]] | None = None,
+    ) -> Trace:
+        fixed = {int(k): [int(f) for f in faces] for k, faces in (dice or {}).items()}
+        if self.carries_state:
+            out = self.kernel.trace(compiled, key, n_rounds, first=first, carry=carry, dice=fixed)
+            return Trace(*out)
+        self._no_carry(carry)
+        rows, events, states = self.kernel.trace(compiled, key, n_rounds, first=first, dice=fixed)
+        return Trace(rows, events, np.zeros(n_rounds, np.int64), states)
+
+    def _no_carry(self, carry: int) -> None:
+        if carry != 0:
+            name = getattr(self, "name", "this system")
+            raise ValueError(f"{name} carries nothing between rounds, got carry={carry}")
 
     def rollers(self, scenario: Any) -> list[tuple[str, int, int]]:
         return []
+
+    def cost(self, scenario: Any) -> float:
+        return max(1.0, len(scenario.combatants) / 4)
+
+
+class PresentationBase:
+    """Defaults of :class:`Presentation`: events as their raw numbers, no notes."""
+
+    method_note = ""
+    waiting_words = ""
+    sweep_note = ""
 
     def event_tuple(self, event: np.ndarray, scenario: Any) -> tuple[Any, ...]:
         return tuple(int(x) for x in event[1:])
@@ -341,6 +447,19 @@ class SystemBase:
 
     def event_json(self, event: np.ndarray, scenario: Any) -> dict[str, Any]:
         return {k: int(v) for k, v in zip(EVENT_COLUMNS, event, strict=True)}
+
+
+class FixturesBase:
+    """Defaults of :class:`Fixtures`: the warm-up plays the bench scenario (which every
+    system writes itself)."""
+
+    def warmup_scenarios(self) -> list[dict[str, Any]]:
+        return [self.bench_scenario()]  # type: ignore[attr-defined]
+
+
+class SystemBase(RulesBase, KernelBase, PresentationBase, FixturesBase):
+    """A system: the four parts' defaults.  A system subclasses it, sets its attributes
+    (``kernel``: its kernel module) and writes ``bench_scenario`` and what differs."""
 
     def __repr__(self) -> str:
         return f"<system {self.name}>"

@@ -49,9 +49,8 @@ Draw primitives (the plain-Python port in ``tests/naive_rng.py`` must match):
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from simkit.systems.support import JIT
+from simkit.systems.support import JIT, njit
 
 # Helpers only jitted code calls: no Python wrapper is compiled for them.
 INNER = {**JIT, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}

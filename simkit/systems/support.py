@@ -10,9 +10,6 @@ kernel allocated itself (numba frees it once the owning name is no longer used).
 ``with_columns(arr, k)`` is ``unmanaged`` for a 2-d array whose row length ``k`` is a
 compile-time constant, so that indexing it costs no stride loaded from memory.
 
-``JIT`` is the options every kernel function is compiled with:
-``@njit(**JIT)`` (cached on disk, releasing the GIL for worker threads).
-
 ``leading_zeros(x)``, ``trailing_zeros(x)`` and ``popcount(x)`` are LLVM's
 count-leading-zeros, count-trailing-zeros and population count of a 64-bit integer
 (64, 64 and 0 for 0).
@@ -20,15 +17,97 @@ count-leading-zeros, count-trailing-zeros and population count of a 64-bit integ
 All are numba *intrinsics*, which plain Python cannot call.  With
 ``NUMBA_DISABLE_JIT=1`` (the coverage run, ``make coverage``) they are replaced by
 plain-Python equivalents, so every kernel also runs, slowly, as ordinary Python.
+
+``JIT`` is the one set of options every kernel function is compiled with, and
+``njit`` the one decorator: ``@njit(**JIT)`` is numba's ``njit`` releasing the GIL for
+worker threads and cached on disk by :class:`SourceTreeCache`, whose entries are
+valid only for the exact source text of simkit/systems/ and simkit/metrics/
+(``SOURCE_DIGEST``).  numba's own cache checks only the timestamp of the file that
+defines a function, not of the files whose functions are compiled into it
+(stream.py, metrics/sums.py, a system's rules); keyed on the whole trees, an edited
+or updated source file always recompiles every kernel.  ``SIMKIT_NO_CACHE`` (set by
+simkit/__init__.py when no cache directory is writable) turns caching off.
 """
 
 from __future__ import annotations
 
-from numba import carray, config, njit, types
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numba
+from numba import carray, config, types
+from numba.core.caching import CacheImpl, CompileResultCacheImpl, FunctionCache
+from numba.core.dispatcher import Dispatcher
 from numba.extending import intrinsic
 
-JIT = {"cache": True, "nogil": True}
 JIT_DISABLED = bool(config.DISABLE_JIT)
+CACHE = not os.environ.get("SIMKIT_NO_CACHE")
+JIT = {"cache": CACHE, "nogil": True}
+
+# The source trees every kernel may compile code from: a new file in them is covered.
+SOURCE_TREES = ("systems", "metrics")
+
+
+def source_digest(root: Path | None = None) -> str:
+    """SHA-256 of every ``.py`` file under ``root``/systems and ``root``/metrics
+    (``root``: the simkit package), each with its relative path, in sorted order."""
+    root = Path(__file__).resolve().parents[1] if root is None else root
+    digest = hashlib.sha256()
+    for tree in SOURCE_TREES:
+        for path in sorted((root / tree).rglob("*.py")):
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+SOURCE_DIGEST = source_digest()
+
+
+class _SourceTreeStamp:
+    """A numba cache locator whose freshness stamp is ``SOURCE_DIGEST`` (numba's own:
+    the defining file's modification time and size).  An index written under another
+    stamp is treated as empty and overwritten."""
+
+    def get_source_stamp(self) -> str:
+        return SOURCE_DIGEST
+
+
+class _SourceTreeCacheImpl(CompileResultCacheImpl):
+    # numba's locators (NUMBA_CACHE_DIR, beside the source, the user's cache directory,
+    # ...) in numba's order, each stamped with the source digest (NUMBA_CACHE_LOCATOR_CLASSES,
+    # numba's override of the list, would bypass the stamp: simkit never sets it)
+    _locator_classes = [
+        type(locator.__name__, (_SourceTreeStamp, locator), {})
+        for locator in CacheImpl._locator_classes
+    ]
+
+
+class SourceTreeCache(FunctionCache):
+    """numba's on-disk function cache, valid for one text of simkit's kernel sources."""
+
+    _impl_class = _SourceTreeCacheImpl
+
+
+def njit(*args: Any, **options: Any) -> Any:
+    """numba's ``njit`` (as ``@njit`` or ``@njit(**options)``), with ``cache=True``
+    meaning :class:`SourceTreeCache` instead of numba's file-timestamp cache."""
+    cache = options.pop("cache", False)
+    compile_with = numba.njit(**options)
+
+    def decorate(function: Callable[..., Any]) -> Any:
+        dispatcher = compile_with(function)
+        if cache and isinstance(dispatcher, Dispatcher):  # not under NUMBA_DISABLE_JIT
+            dispatcher._cache = SourceTreeCache(dispatcher.py_func)  # as enable_caching()
+        return dispatcher
+
+    if args:
+        return decorate(args[0])
+    return decorate
+
+
 _MASK64 = (1 << 64) - 1
 
 if JIT_DISABLED:

@@ -1,35 +1,21 @@
-"""System ``perception``: d10 + Perception, individual or group (docs/rules.md, P1-P4, rev 2)."""
+"""System ``perception``: d10 + Perception, individual or group (docs/rules.md, P1-P4, rev 2).
+
+The package: ``schema.py`` (fields and rules), ``kernel.py`` (a scenario as arrays, the
+rounds), ``presentation.py`` (events and notes as they read); here its rules' checks,
+its kernel's rollers and cost, and its bench and warm-up scenarios."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
-from simkit.metrics import Layout, Sums
-from simkit.systems.base import Problem, SystemBase, Trace
+from simkit.systems.base import Problem, SystemBase
 from simkit.systems.perception import kernel
+from simkit.systems.perception.presentation import PerceptionPresentation
 from simkit.systems.perception.schema import FIELDS, RULES
 
-# Event kind -> (name, rule) as the twin logs them (tests/twins/perception.py).
-_KINDS = {
-    kernel.EV_ROLL_P1: ("roll", "P1"),
-    kernel.EV_ROLL_P2: ("roll", "P2"),
-    kernel.EV_SLOT_P1: ("slot", "P1"),
-    kernel.EV_SLOT_P2: ("slot", "P2"),
-    kernel.EV_INTENT: ("intent", "P3"),
-    kernel.EV_ACT: ("act", "P4"),
-    kernel.EV_ATTACK: ("attack", "P4"),
-}
 
-
-def _ordinal(k: int) -> str:
-    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
-    return f"{k}{suffix}"
-
-
-class Perception(SystemBase):
+class Perception(PerceptionPresentation, SystemBase):
     name = "perception"
     title = "d10 + Perception, individual or group"
     rule_ids = "P1-P4"
@@ -39,14 +25,7 @@ class Perception(SystemBase):
     policies = ()
     counts = kernel.COUNTS
     scenario_counts = ()
-    waiting_words = ""
-    method_note = (
-        "Each combatant (individual mode, P1) or each side (group mode, P2) rolls d10 + "
-        "perception; higher totals act first.  Before anyone acts, each combatant learns "
-        "the first actions of those with a strictly lower total (P3; or, with "
-        'information = "order", of everyone acting later); everyone then acts once and '
-        "carries out the action it stated (P4)."
-    )
+    kernel = kernel
 
     def check(self, scenario: Any) -> list[Problem]:
         problems = []
@@ -99,84 +78,6 @@ class Perception(SystemBase):
         if scenario.rules["mode"] == "group":  # P2: one d10 per side
             return [(side, 1, kernel.D10) for side in scenario.sides]
         return [(c.name, 1, kernel.D10) for c in scenario.combatants]  # P1
-
-    def compile(self, scenario: Any, layout: Layout) -> Any:
-        return kernel.compile_scenario(scenario, layout)
-
-    def run_chunk(
-        self,
-        compiled: Any,
-        key: np.ndarray,
-        n_rounds: int,
-        sums: Sums,
-        first: int = 0,
-        carry: int = 0,
-    ) -> int:
-        if carry != 0:
-            raise ValueError(f"perception carries nothing between rounds, got carry={carry}")
-        kernel.run_chunk(compiled, key, n_rounds, sums, first=first)
-        return 0
-
-    def trace(
-        self,
-        compiled: Any,
-        key: np.ndarray,
-        n_rounds: int,
-        first: int = 0,
-        carry: int = 0,
-        dice: Mapping[int, Sequence[int]] | None = None,
-    ) -> Trace:
-        if carry != 0:
-            raise ValueError(f"perception carries nothing between rounds, got carry={carry}")
-        fixed = {int(k): [int(f) for f in faces] for k, faces in (dice or {}).items()}
-        rows, events, states = kernel.trace_rounds(compiled, key, n_rounds, first, fixed)
-        return Trace(rows, events, np.zeros(n_rounds, np.int64), states)
-
-    # ------------------------------------------------------------------ events
-    def event_tuple(self, event: np.ndarray, scenario: Any) -> tuple[Any, ...]:
-        names = scenario.names
-        kind = int(event[1])
-        what, rule = _KINDS[kind]
-        actor, other, a, b = int(event[2]), int(event[3]), int(event[4]), int(event[5])
-        if kind == kernel.EV_ROLL_P1:
-            return (what, rule, names[actor], a, b)
-        if kind == kernel.EV_ROLL_P2:
-            return (what, rule, scenario.sides[actor], a, b)
-        if kind in (kernel.EV_SLOT_P1, kernel.EV_SLOT_P2):
-            return (what, rule, names[actor], a)
-        if kind in (kernel.EV_INTENT, kernel.EV_ATTACK):
-            return (what, rule, names[actor], names[other])
-        return (what, rule, names[actor])
-
-    def event_text(self, event: np.ndarray, scenario: Any) -> str:
-        t = self.event_tuple(event, scenario)
-        what, rule = t[0], t[1]
-        if what == "roll" and rule == "P1":
-            _, _, who, die, total = t
-            return f"{rule} {who} rolls {die} + perception {total - die} = initiative {total}"
-        if what == "roll":
-            _, _, side, die, total = t
-            return f"{rule} side {side} rolls {die} + group perception {total - die} = {total}"
-        if what == "slot":
-            return f"{rule} {t[2]} acts {_ordinal(t[3] + 1)}"
-        if what == "intent":
-            return f"{rule} {t[2]} learns {t[3]}'s first action before anyone acts"
-        if what == "attack":
-            return f"{rule} {t[2]} attacks {t[3]} (no defense in this system: undefended)"
-        return f"{rule} {t[2]} acts, carrying out the first action it stated"
-
-    def event_json(self, event: np.ndarray, scenario: Any) -> dict[str, Any]:
-        t = self.event_tuple(event, scenario)
-        out: dict[str, Any] = {"round": int(event[0]), "event": t[0], "rule": t[1]}
-        keys = {
-            "roll": ("side" if t[1] == "P2" else "name", "die", "total"),
-            "slot": ("name", "slot"),
-            "intent": ("learner", "stater"),
-            "act": ("name",),
-            "attack": ("attacker", "target"),
-        }[t[0]]
-        out.update(zip(keys, t[2:], strict=True))
-        return out
 
     def bench_scenario(self) -> dict[str, Any]:
         return {

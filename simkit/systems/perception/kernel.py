@@ -79,11 +79,9 @@ Implementation notes (each measured on the 4-combatant benchmark scenario)
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from simkit.metrics import Layout, Sums, aggregate_round
 from simkit.systems.base import (
@@ -124,10 +122,7 @@ from simkit.systems.stream import (
     roll,
     round_start_lazy,
 )
-from simkit.systems.support import unmanaged
-
-# numba: cached on disk unless simkit found nowhere to put the cache (simkit/__init__.py)
-JIT = {"cache": not os.environ.get("SIMKIT_NO_CACHE"), "nogil": True}
+from simkit.systems.support import JIT, njit, unmanaged
 
 COUNTS = (
     "first_action",
@@ -1106,12 +1101,4 @@ def hist_bins(n: int) -> int:
     return HASH_CAPACITY if n <= HIST_MAX_N else 1
 
 
-def trace(
-    compiled: Compiled,
-    key: np.ndarray,
-    n_rounds: int,
-    no_hold_first: bool = False,
-    first: int = 0,
-) -> np.ndarray:
-    """Per-round rows (the interface of the other systems' kernels; no R8 here)."""
-    return trace_rounds(compiled, key, n_rounds, first=first)[0]
+trace = trace_rounds  # the kernel module interface of base.KernelBase

@@ -10,13 +10,12 @@ specification the kernel is held to.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from simkit.metrics import Layout, Sums
-from simkit.systems.base import Problem, SystemBase, Trace
+from simkit.systems.base import Problem, SystemBase
 from simkit.systems.readiness import events, kernel
 from simkit.systems.readiness.codes import COUNTS, SCENARIO_COUNTS, SIDES
 from simkit.systems.readiness.schema import FIELDS, RULES
@@ -44,6 +43,8 @@ class Readiness(SystemBase):
     policies = ("hold", "defend", "guard")
     counts = COUNTS
     scenario_counts = SCENARIO_COUNTS
+    kernel = kernel
+    carries_state = True  # R8: a stalemate carries into the next round
     waiting_words = "holding (R5)"
     method_note = (
         "Each combatant rolls its readiness in d6 (R1); an advantage raises one die (R2); "
@@ -84,34 +85,6 @@ class Readiness(SystemBase):
 
     def rollers(self, scenario: Any) -> list[tuple[str, int, int]]:
         return [(c.name, int(c["readiness"]), SIDES) for c in scenario.combatants]
-
-    def compile(self, scenario: Any, layout: Layout) -> Any:
-        return kernel.compile_scenario(scenario, layout)
-
-    def run_chunk(
-        self,
-        compiled: Any,
-        key: np.ndarray,
-        n_rounds: int,
-        sums: Sums,
-        first: int = 0,
-        carry: int = 0,
-    ) -> int:
-        return kernel.run_chunk(compiled, key, n_rounds, sums, first=first, carry=carry)
-
-    def trace(
-        self,
-        compiled: Any,
-        key: np.ndarray,
-        n_rounds: int,
-        first: int = 0,
-        carry: int = 0,
-        dice: Mapping[int, Sequence[int]] | None = None,
-    ) -> Trace:
-        rows, evs, carries, states = kernel.trace(
-            compiled, key, n_rounds, first=first, carry=carry, dice=dice
-        )
-        return Trace(rows, evs, carries, states)
 
     def event_tuple(self, event: np.ndarray, scenario: Any) -> tuple[Any, ...]:
         return events.event_tuple(event, scenario.names)

@@ -41,20 +41,17 @@ the cycles of one row (vectorised):
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-from numba import njit
 
 from simkit.metrics import Layout, Sums
 from simkit.metrics.layout import OP_SUM
 from simkit.metrics.registry import PROBABILITY, metric
 from simkit.metrics.sums import aggregate_round
 from simkit.systems.base import EVENT_WIDTH, MAX_COMBATANTS, code_of, share_code
-from simkit.systems.readiness import codes, schema
+from simkit.systems.readiness import schema
 from simkit.systems.readiness.codes import (
     ACTIONS,
     ATTACKS_RECEIVED,
@@ -119,7 +116,7 @@ from simkit.systems.readiness.codes import (
 )
 from simkit.systems.readiness.rules import COLD, FIELD, round_player
 from simkit.systems.stream import STATE_WORDS, canonical_state, round_start
-from simkit.systems.support import JIT, unmanaged, with_columns
+from simkit.systems.support import JIT, njit, unmanaged, with_columns
 
 HASTY_UP_TO = re.compile(schema.HASTY_UP_TO_PATTERN)
 BATCH_ENTRIES = 65536  # counts-array entries per batch (rows x cycles)
@@ -587,27 +584,6 @@ def round_row(Y, F, CS, dist_off, before_slots, scenario_slots, aggregation, row
 
 
 # --------------------------------------------------------------------------- the driver
-def _sources_digest() -> np.int64:
-    """A digest of every source file the drivers' compiled code depends on.
-
-    numba caches a function with everything compiled into it but checks only the
-    timestamp of its own file; the drivers capture this digest, and numba's cache key
-    includes captured values, so editing rules.py, codes.py, schema.py, stream.py,
-    support.py or metrics/sums.py recompiles them instead of running stale rules."""
-    from simkit.metrics import sums
-    from simkit.systems import stream, support
-    from simkit.systems.readiness import rules as rules_module
-
-    digest = hashlib.sha256()
-    for module in (rules_module, codes, schema, stream, support, sums):
-        digest.update(Path(module.__file__).read_bytes())
-    digest.update(Path(__file__).read_bytes())
-    return np.int64(int.from_bytes(digest.digest()[:7], "little"))
-
-
-SOURCES = _sources_digest()
-
-
 # The players of the rules (rules.round_player): simulation with and without R5 code, and
 # the trace's, which writes events.
 play_holds = round_player(False, True)
@@ -615,11 +591,11 @@ play_plain = round_player(False, False)
 play_traced = round_player(True, True)
 
 
-def _drivers(sources, may_hold):
-    """The entry points, closing over ``sources`` (see ``_sources_digest``) and ``may_hold``
-    (some combatant has a hold policy): ``run_rounds`` calls only the player it needs
-    (numba drops the other branch before compiling), so a scenario without holds never
-    compiles the R5 code; ``trace_rounds`` the same for both."""
+def _drivers(may_hold):
+    """The entry points, closing over ``may_hold`` (some combatant has a hold policy):
+    ``run_rounds`` calls only the player it needs (numba drops the other branch before
+    compiling), so a scenario without holds never compiles the R5 code; ``trace_rounds``
+    the same for both."""
 
     @njit(**JIT)
     def run_rounds(
@@ -661,8 +637,6 @@ def _drivers(sources, may_hold):
         Each regeneration cycle adds to a column of the counts array ``Y`` (``1 <<
         G[G_LOG_BATCH]`` columns per row, rules.py); a full batch is flushed into the sums.
         Returns the carry after the last round."""
-        if sources < 0:  # never: the source digest, part of numba's cache key
-            return carry
         key = unmanaged(key)
         P = with_columns(P, N_FIELDS)
         W = with_columns(W, N_FIELDS)
@@ -739,8 +713,6 @@ def _drivers(sources, may_hold):
         1: it writes its events to ``EV``): every round's complete layout row, carry and
         stream state.  Stops before a round whose events might not fit (fewer than
         ``event_bound`` rows of ``EV`` left).  Returns (rounds played, carry)."""
-        if sources < 0:  # never: the source digest, part of numba's cache key
-            return 0, carry
         P = with_columns(P, N_FIELDS)
         W = with_columns(W, N_FIELDS)
         CS = with_columns(CS, COUNT_COLUMNS)
@@ -761,8 +733,8 @@ def _drivers(sources, may_hold):
     return run_rounds, trace_rounds
 
 
-run_rounds, trace_rounds = _drivers(SOURCES, True)
-run_rounds_plain, _ = _drivers(SOURCES, False)
+run_rounds, trace_rounds = _drivers(True)
+run_rounds_plain, _ = _drivers(False)
 
 
 # --------------------------------------------------------------------------- entry points

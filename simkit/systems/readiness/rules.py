@@ -59,17 +59,15 @@ keys) for up to 8 combatants, two for up to 64, three for 200; so a die of a
 200-combatant round costs a few times one of a 4-combatant round, not 50 times.
 Released holders (R5) are picked the same way from a second tree.
 
-Caching: numba caches a function with everything it compiled into it, but checks only
-the timestamp of the file that defines it.  So these functions are not cached on their
-own, and kernel.py's two drivers are cached under a key that includes a digest of every
-source file they depend on (kernel.SOURCES): an edit here, in codes.py or in stream.py
+Caching: these functions are not cached on their own; kernel.py's drivers are, with
+everything compiled into them, under a key of every source file of simkit/systems and
+simkit/metrics (support.SourceTreeCache): an edit here, in codes.py or in stream.py
 recompiles them.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numba.extending import intrinsic
 
 from simkit.systems.base import SHARE_ALWAYS, SHARE_NEVER
@@ -173,7 +171,7 @@ from simkit.systems.readiness.codes import (
     W_STATE,
 )
 from simkit.systems.stream import below, chance, next_byte, roll_many
-from simkit.systems.support import JIT, JIT_DISABLED, leading_zeros
+from simkit.systems.support import JIT, JIT_DISABLED, leading_zeros, njit
 
 # Compile time and speed.  Every jitted function costs a full numba pipeline (about
 # 0.1 s even for a one-liner), numba's own inlining (``inline="always"``) costs more
@@ -183,8 +181,8 @@ from simkit.systems.support import JIT, JIT_DISABLED, leading_zeros
 # always inlines (``forceinline``: no numba work per call site) or COLD ones it
 # calls on rare paths only (trace events, R2, released holders, T3 ties), which keep
 # the hot code small.  None of them is called from Python: no wrappers are built.
-# Not cached on their own: the drivers (kernel.py) are, with everything these compile
-# into, under a key that changes with every source file they depend on.
+# Not cached on their own: the drivers (kernel.py) are, with everything compiled into
+# them, under a key of every source file (support.SourceTreeCache).
 COLD = {**JIT, "cache": False, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 HELPER = {**COLD, "forceinline": True}
 

@@ -87,7 +87,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
 
 from simkit.metrics import Layout, Sums, aggregate_round
@@ -119,7 +119,7 @@ from simkit.systems.stream import (
     roll,
     round_start_lazy,
 )
-from simkit.systems.support import JIT, JIT_DISABLED, unmanaged
+from simkit.systems.support import JIT, JIT_DISABLED, njit, unmanaged
 from simkit.systems.vtm import schema
 
 # ----------------------------------------------------------------------------- counts
