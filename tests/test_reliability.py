@@ -107,7 +107,10 @@ def test_rounds_have_the_bounds_of_a_file(value, command, capsys, tmp_path, monk
 def test_cli_bounds_equal_the_file_bounds(capsys):
     """The command line checks --rounds with simkit.api, whose bound is the file's."""
     assert api.MAX_ROUNDS == MAX_ROUNDS
-    assert cli._rounds(f"{MAX_ROUNDS:_}") == MAX_ROUNDS
+    assert cli._rounds(str(MAX_ROUNDS)) == MAX_ROUNDS
+    # "_" between digits is TOML's, for files; on the command line digits are digits
+    with pytest.raises(argparse.ArgumentTypeError, match="ASCII digits"):
+        cli._rounds(f"{MAX_ROUNDS:_}")
     with pytest.raises(argparse.ArgumentTypeError, match="1,000,000,000,000"):
         cli._rounds(str(MAX_ROUNDS + 1))
 
