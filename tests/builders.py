@@ -38,7 +38,7 @@ FIELDS: dict[str, dict[str, Any]] = {
 }
 RULES: dict[str, dict[str, Any]] = {
     "readiness": {"order": "dynamic", "prep": "one_die", "holder_actions": "held_dice"},
-    "vtm": {"tie": "simultaneous", "multi": "end"},
+    "vtm": {"tie": "simultaneous", "multi": "end", "slot_abort": "allowed"},
     "perception": {
         "mode": "individual",
         "tie": "random",

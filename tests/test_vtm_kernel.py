@@ -359,9 +359,10 @@ def test_the_bench_scenario_is_coded_without_per_round_flushes():
 
 
 # ------------------------------------------------------------------ many combatants
+@pytest.mark.parametrize("slot_abort", ["allowed", "never"])
 @pytest.mark.parametrize("tie", ["simultaneous", "random"])
 @pytest.mark.parametrize("multi", ["end", "in_turn"])
-def test_many_combatants_equal_the_twin(tie, multi):
+def test_many_combatants_equal_the_twin(tie, multi, slot_abort):
     """More than 16 combatants: V2 by buckets of initiative; every count, state and
     event equal to the twin."""
     scenario = vtm(
@@ -371,7 +372,7 @@ def test_many_combatants_equal_the_twin(tie, multi):
          "delay": "until_enemy_acts", "abort": "before_acting"},
         {"name": "Thrall", "side": "elders", "rating": 3, "count": 3, "attack_share": 0.5,
          "wound_penalty": 1},
-        tie=tie, multi=multi,
+        tie=tie, multi=multi, slot_abort=slot_abort,
     )  # fmt: skip
     _trace_equals_twin(scenario, _key(7), 40, first=11)
 
@@ -405,6 +406,7 @@ def test_large_random_scenarios_equal_the_twin_and_the_plain_plan():
         rules = {
             "tie": rng.choice(("simultaneous", "random")),
             "multi": rng.choice(("end", "in_turn")),
+            "slot_abort": rng.choice(("allowed", "never")),
         }
         scenario = vtm(*entries, **rules)
         sizes.add(len(scenario.combatants) > kernel.SMALL)
@@ -415,6 +417,33 @@ def test_large_random_scenarios_equal_the_twin_and_the_plain_plan():
         kernel.run_chunk(kernel.compile_scenario(scenario, layout, plain=True), _key(k), 400, b)
         assert a.equals(b)
     assert sizes == {True, False}
+
+
+@pytest.mark.parametrize("multi", ["end", "in_turn"])
+def test_aborts_in_a_shared_moment_equal_the_twin(multi):
+    """V5 [rev 3]: equal ratings on three sides, so that slot-mates attack each other;
+    every policy, delays and several actions: trace = twin under both slot_abort
+    readings, the fast plan's sums = the plain plan's, and the readings differ (pending
+    slot-mates do abort under "allowed")."""
+    entries = [
+        {"name": "A", "side": "a", "rating": 2, "count": 2, "abort": "always", "actions": 2},
+        {"name": "B", "side": "b", "rating": 2, "count": 2, "abort": "before_acting",
+         "extra_actions": 1},
+        {"name": "C", "side": "c", "rating": 2, "abort": "always", "extra_actions": 2,
+         "delay": "until_enemy_acts", "attack_share": 0.5},
+    ]  # fmt: skip
+    aborts = {}
+    for slot_abort in ("allowed", "never"):
+        scenario = vtm(*entries, multi=multi, slot_abort=slot_abort)
+        _trace_equals_twin(scenario, _key(31), 60)
+        layout = engine.layout_for(scenario)
+        a, b = layout.new_sums(), layout.new_sums()
+        kernel.run_chunk(kernel.compile_scenario(scenario, layout), _key(32), 3000, a)
+        kernel.run_chunk(kernel.compile_scenario(scenario, layout, plain=True), _key(32), 3000, b)
+        assert a.equals(b)
+        records = twin.play_rounds_keyed(scenario, [1, 2, 3, 4], 300)
+        aborts[slot_abort] = sum(r.counts[("C", "aborts")] for r in records)
+    assert aborts["allowed"] > aborts["never"]
 
 
 def _trace_equals_twin(scenario, key, n, first=0):

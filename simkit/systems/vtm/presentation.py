@@ -110,7 +110,9 @@ def _members(event: np.ndarray, n: int) -> list[int]:
 
 UNANSWERED_WHY = {
     int(kernel.NO_DEFENSE_POLICY): ' (abort = "never")',
-    int(kernel.NO_DEFENSE_SAME_MOMENT): ": it acts in this same moment (simultaneous)",
+    int(kernel.NO_DEFENSE_SAME_MOMENT): (
+        ': it acts in this same moment (simultaneous under slot_abort = "never")'
+    ),
     int(kernel.NO_DEFENSE_NOTHING_LEFT): ": no action left in reserve",
     int(kernel.NO_DEFENSE_HAS_ACTED): ' (abort = "before_acting": it has already acted)',
 }
