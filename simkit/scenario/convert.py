@@ -305,7 +305,8 @@ def convert(
     head = [
         f"# {scenario.name}, converted from {scenario.source} (system {scenario.system}) to "
         f"{to} by `simkit convert`.",
-        f"# Stat mapping: {', '.join(used)} (docs/rules-decisions.md, 'One fight in three systems').",
+        f"# Stat mapping: {', '.join(used)} (docs/rules-decisions.md, 'One fight in three "
+        "systems').",
         "# Policies the source gives are mapped where a counterpart exists; the rest take "
         f"{to}'s defaults.",
     ]
