@@ -214,10 +214,15 @@ def _entries(scenario: Scenario) -> list[list[Combatant]]:
 
 
 def convert(
-    scenario: Scenario, to: str, mapping: Sequence[str] | str | None = None, label: str = "map"
+    scenario: Scenario,
+    to: str,
+    mapping: Sequence[str] | str | None = None,
+    labels: tuple[str, str] = ("to", "map"),
 ) -> Conversion:
-    """``scenario`` as a scenario of system ``to`` (see the module docstring)."""
-    to = check_target(scenario, to)
+    """``scenario`` as a scenario of system ``to`` (see the module docstring); errors
+    name ``labels`` (the target's and the mapping's option)."""
+    to = check_target(scenario, to, labels[0])
+    label = labels[1]
     maps = read_mapping(scenario, to, mapping, label)
     source, target = get(scenario.system), get(to)
     parts = counterparts.STAT_PARTS.get(scenario.system, ())
