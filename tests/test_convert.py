@@ -355,3 +355,62 @@ def test_metrics_acts_before_is_reachable_from_the_cli(capsys):
         ["Duelist", "acts_before.Challenger"],
         ["Challenger", "acts_before.Duelist"],
     ]
+
+
+# --------------------------------------------------------------------------- the mapping
+def _first_turn(n: int, m: int):
+    """P(a pool of n d6 takes the first turn against a pool of m d6), exactly: the
+    highest die, then more dice of it (T1), then the other dice high to low, a die
+    beating no die (T2), then a fair coin (T3) (docs/rules.md R3)."""
+    from collections import Counter
+    from fractions import Fraction
+    from itertools import product, zip_longest
+
+    def pools(k):
+        return Counter(tuple(sorted(p, reverse=True)) for p in product(range(1, 7), repeat=k))
+
+    def key(p):
+        rest = list(p)
+        rest.remove(p[0])
+        return (p[0], p.count(p[0])), rest
+
+    wins = Fraction(0)
+    for a, ca in pools(n).items():
+        for b, cb in pools(m).items():
+            (ha, ra), (hb, rb) = key(a), key(b)
+            order = (ha > hb) - (ha < hb)
+            if not order:
+                for x, y in zip_longest(ra, rb, fillvalue=0):
+                    if x != y:
+                        order = 1 if x > y else -1
+                        break
+            wins += ca * cb * (1 if order > 0 else Fraction(1, 2) if order == 0 else 0)
+    return wins / 6 ** (n + m)
+
+
+def _d10_first(d: int):
+    """P(d10 + s + d acts before d10' + s), d > 0: ties go to the higher stat (V2, P1)."""
+    from fractions import Fraction
+
+    return Fraction(sum(1 for x in range(1, 11) for y in range(1, 11) if x + d >= y), 100)
+
+
+def test_one_die_is_worth_about_one_point_of_a_d10_stat():
+    """docs/rules-decisions.md, 'One fight in three systems': the numbers of its table."""
+    from fractions import Fraction
+
+    assert _first_turn(3, 2) == Fraction(641, 972)
+    assert _first_turn(2, 1) == Fraction(161, 216)
+    assert [_d10_first(d) for d in (1, 2, 3)] == [
+        Fraction(64, 100),
+        Fraction(72, 100),
+        Fraction(79, 100),
+    ]
+    pairs = [(n, m) for n in range(2, 6) for m in range(2, n)]
+    exact = {p: _first_turn(*p) for p in pairs}
+
+    def error(points_per_die):
+        return sum((exact[n, m] - _d10_first(points_per_die * (n - m))) ** 2 for n, m in pairs)
+
+    assert error(1) < error(2) / 10
+    assert max(abs(exact[p] - _d10_first(p[0] - p[1])) for p in pairs) < Fraction(5, 100)
