@@ -105,6 +105,15 @@ def test_policies_map_by_meaning_and_the_rest_is_listed():
     assert 'abort = "always" (V5): no counterpart in perception (Sheriff)' in perception.notes
 
 
+def test_a_long_name_stays_within_the_limit(tmp_path):
+    text = (ROOT / "scenarios/vtm_duel.toml").read_text()
+    long = tmp_path / "long.toml"
+    long.write_text(text.replace('name = "Duel: rating 5 vs rating 3"', f'name = "{"x" * 100}"'))
+    conversion = api.convert(long, "perception")
+    assert len(conversion.scenario.name) == 100
+    assert conversion.scenario.name.endswith("x… (perception)")
+
+
 def test_count_groups_stay_groups():
     conversion = api.convert(ROOT / "scenarios/party_vs_wolves.toml", "perception")
     assert conversion.text.count("[[combatant]]") == 4
@@ -266,7 +275,7 @@ def test_side_by_side_renders_in_every_format(three):
     side = three[3]
     table = render("side_by_side", side)
     assert "B: Gunnar never holds (readiness), paired with A" in table
-    assert "C: Party vs three wolves (vtm) (vtm), unpaired (another system)" in table
+    assert "C: Party vs three wolves (vtm), unpaired (another system)" in table
     assert "C − A unpaired" in table and "B − A" in table
     assert "Dominance: how often the fastest combatant acts before each other one" in table
     doc = json.loads(render("side_by_side", side, "json", metrics=["first_action"]))

@@ -323,7 +323,9 @@ def side_by_side_table(side: Any, rows: Any, *, by: str = "combatant", width: in
                 )
                 + "): independent intervals"
             )
-        lines.append(f"{letters[k]}: {label} ({result.scenario.system}){how}")
+        system = result.scenario.system
+        named = label if label.endswith(f"({system})") else f"{label} ({system})"
+        lines.append(f"{letters[k]}: {named}{how}")
     header: list[str] = []
     for k in range(len(side.labels)):
         header.append(letters[k])

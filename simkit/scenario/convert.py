@@ -34,7 +34,7 @@ from simkit import digits
 from simkit.scenario.model import Combatant, Scenario
 from simkit.scenario.validate import parse_toml, scenario_from_dict, suggest
 from simkit.systems import counterparts, get, names
-from simkit.systems.base import COMMON_FIELDS, REQUIRED
+from simkit.systems.base import COMMON_FIELDS, NAME_MAX, REQUIRED
 
 MAX_MAP_TEXT = 200
 OPERATORS = ("+", "-", "*")
@@ -170,6 +170,14 @@ def read_mapping(
         entry = parse_map(text, scenario.system, to, label)
         chosen[entry.field] = entry
     return list(chosen.values())
+
+
+def _name(name: str, to: str) -> str:
+    """The converted scenario's name: ``NAME (SYSTEM)``, within NAME_MAX characters."""
+    suffix = f" ({to})"
+    if len(name) + len(suffix) > NAME_MAX:
+        name = name[: max(0, NAME_MAX - len(suffix) - 1)] + "…"
+    return name + suffix
 
 
 def _toml(value: Any) -> str:
@@ -323,7 +331,7 @@ def convert(
     table = [
         "",
         "[scenario]",
-        f"name = {_toml(f'{scenario.name} ({to})')}",
+        f"name = {_toml(_name(scenario.name, to))}",
         f"system = {_toml(to)}",
         f"rounds = {scenario.rounds}",
         f"seed = {scenario.seed}",
