@@ -287,6 +287,7 @@ def test_side_by_side_renders_in_every_format(three):
     csv = render("side_by_side", side, "csv", metrics=["acts_before"])
     assert csv.splitlines()[0].startswith("combatant,metric,scenario,system,paired,mean")
     assert ",acts_before.Wolf 1," in csv
+    assert side.format_table() == table
     md = render("side_by_side", side, "md")
     assert md.startswith("| combatant | metric | scenario |")
     # by default the metrics every scenario has: vtm has no hasty_defenses, readiness has
@@ -319,6 +320,7 @@ def test_dominance_equals_acts_before():
         e = result.estimate(fastest, f"acts_before.{other}")
         assert (se, low, high) == (e.se, e.ci_low, e.ci_high)
     assert [r[2] for r in d.rows] == [4, 4, 4, 4, 4, 6]
+    assert "fastest: Gangrel (rating 7)" in d.format_table()
 
 
 def test_dominance_says_so_when_the_fastest_are_tied(capsys):

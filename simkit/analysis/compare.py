@@ -392,6 +392,12 @@ class Dominance:
     def tied(self) -> bool:
         return len(self.fastest) > 1
 
+    def format_table(self, **options: Any) -> str:
+        """The table ``simkit run --dominance`` prints."""
+        from simkit.output.render import render
+
+        return render("dominance", self, **options)
+
     def heading(self) -> str:
         """``fastest: Gunnar (readiness 3)`` or ``fastest (tied): ...``."""
         who = ", ".join(self.fastest)
@@ -494,6 +500,13 @@ class SideBySide:
         if level not in (COMBATANT, GROUP, SIDE):
             raise ValueError(f"no level {level!r}; allowed: combatant, group, side")
         return _side_table(self, level)
+
+    def format_table(self, **options: Any) -> str:
+        """The table ``simkit compare A B C ...`` prints (``by``, ``metrics``,
+        ``all_metrics``, ``width`` as for :func:`simkit.output.render.render`)."""
+        from simkit.output.render import render
+
+        return render("side_by_side", self, **options)
 
     def files(self) -> dict[str, str]:
         """``compare.csv`` (``table``), by file name."""
