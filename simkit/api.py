@@ -163,15 +163,22 @@ def metric_families(scenario: Scenario, by: str = "combatant") -> list[str]:
 
 
 def check_metrics(
-    scenario: Scenario, by: str, wanted: Sequence[str] | None, label: str = "metrics"
+    scenario: Scenario,
+    by: str,
+    wanted: Sequence[str] | None,
+    label: str = "metrics",
+    *,
+    families: bool = True,
 ) -> list[str] | None:
-    """``wanted`` checked against the metrics of ``scenario`` per ``by``."""
+    """``wanted`` checked against the metrics of ``scenario`` per ``by``; with
+    ``families`` a family's name (``acts_before``) is accepted too (run and compare
+    show its members; a sweep does not)."""
     if by not in LEVELS:
         raise ArgumentError(f"by: no level {by!r}; allowed: {', '.join(LEVELS)}")
     if not wanted:
         return None
     available = available_metrics(scenario, by)
-    families = metric_families(scenario, by)
+    families = metric_families(scenario, by) if families else []
     unknown = [m for m in wanted if m not in available and m not in families]
     if unknown:
         more = f" (and {', '.join(f + '.*' for f in families)})" if families else ""

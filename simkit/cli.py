@@ -598,11 +598,12 @@ def _render(kind: str, result: Any, args: argparse.Namespace) -> str:
         raise CliError(f"--metrics: {exc.args[0]}") from None
 
 
-def _metrics(args: argparse.Namespace, scenario: Any) -> None:
-    """``--metrics`` checked before anything is simulated."""
+def _metrics(args: argparse.Namespace, scenario: Any, families: bool = True) -> None:
+    """``--metrics`` checked before anything is simulated (``families``: a metric
+    family's name, ``acts_before``, is allowed)."""
     from simkit import api
 
-    api.check_metrics(scenario, args.by, args.metrics, "--metrics")
+    api.check_metrics(scenario, args.by, args.metrics, "--metrics", families=families)
 
 
 # --------------------------------------------------------------------------- commands
@@ -737,7 +738,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
     grid = api.read_grid(scenario, args.vary, "--vary")  # every point checked
-    _metrics(args, scenario)
+    _metrics(args, scenario, families=False)
     rounds = args.rounds or grid.file_rounds or scenario.rounds
     with _progress(rounds * grid.points) as bar:
         result = api.sweep(

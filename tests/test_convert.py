@@ -425,3 +425,16 @@ def test_one_die_is_worth_about_one_point_of_a_d10_stat():
 
     assert error(1) < error(2) / 10
     assert max(abs(exact[p] - _d10_first(p[0] - p[1])) for p in pairs) < Fraction(5, 100)
+
+
+def test_a_sweep_refuses_a_metric_family_before_simulating(capsys, monkeypatch):
+    from simkit.analysis import sweep as sweep_module
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("simulated before the --metrics check")
+
+    monkeypatch.setattr(sweep_module, "sweep", no_run)
+    path = str(ROOT / "scenarios/vtm_duel.toml")
+    argv = ["sweep", path, "--vary", "Duelist.rating=5,6", "--metrics", "acts_before"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith("simkit: error: --metrics: no metric 'acts_before'")
