@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from simkit import engine
-from simkit.metrics import flush_cycle
+from simkit.metrics import Sums, flush_cycle
 from simkit.scenario import load_scenario, scenario_from_dict
 from simkit.systems import counting
 from simkit.systems.perception import kernel as perception
@@ -160,6 +160,63 @@ def test_batch_flush_is_the_plain_sum_of_its_cycles(single):
     assert not s1[:10].any()
     counting.clear_batch(Y, L, nb)
     assert not Y.any() and not L.any()
+
+
+def test_close_chunk_fills_in_constant_alias_and_binary_slots():
+    """A kernel sums only the varying slots (s2 of the non-binary ones, the pairs of two
+    varying slots); close_chunk gives the sums of flush_cycle over the complete rows."""
+    rng = np.random.default_rng(5)
+    size, n_rounds = 10, 37
+    const = {1: 3, 4: 0, 7: 1}
+    alias = {2: 0, 8: 5}  # slot 2 equals slot 0, slot 8 slot 5
+    binary = [5, 6, 8]  # 0 or 1 in every round (8: through its alias)
+    rows = rng.integers(0, 9, (n_rounds, size)).astype(np.int64)
+    rows[:, binary] = rng.integers(0, 2, (n_rounds, len(binary)))
+    for slot, value in const.items():
+        rows[:, slot] = value
+    for slot, of in alias.items():
+        rows[:, slot] = rows[:, of]
+    pa = np.array([0, 1, 3, 2, 7, 5], np.int64)
+    pb = np.array([3, 3, 1, 8, 4, 6], np.int64)
+    fixed = set(const) | set(alias)
+    s1, s2 = np.zeros(size, np.int64), np.zeros(size, np.int64)
+    sx = np.zeros(pa.size, np.int64)
+    for row in rows:  # what the kernel adds
+        for m in range(size):
+            if m not in fixed:
+                s1[m] += row[m]
+                if m not in binary:
+                    s2[m] += row[m] * row[m]
+        for k in range(pa.size):
+            if pa[k] not in const and pb[k] not in const:
+                sx[k] += row[pa[k]] * row[pb[k]]
+    sums = Sums.zeros(size, pa.size)
+    counting.close_chunk(
+        sums, n_rounds, s1, s2, sx, np.array([5, 6], np.int64),
+        np.array(list(const), np.int64), np.array(list(const.values()), np.int64),
+        np.array(list(alias), np.int64), np.array(list(alias.values()), np.int64), pa, pb,
+    )  # fmt: skip
+    want = Sums.zeros(size, pa.size)
+    for row in rows:
+        flush_cycle(row.copy(), 1, want.s1, want.s2, want.sl, want.sx, pa, pb, want.tot)
+    assert sums.equals(want)
+
+
+def test_constant_and_alias_units():
+    members = {10: [0, 1], 11: [2, 3], 12: [4, 5], 13: [6, 7]}
+    unit_op = {10: 0, 11: 1, 12: 0, 13: 0}  # 11: "any member"
+    const = {0: 2, 1: 3, 2: 0, 3: 1}
+    counting.constant_units(members, unit_op, const)
+    assert const[10] == 5 and const[11] == 1 and 12 not in const
+    alias = {4: 6, 5: 7}
+    counting.alias_units(members, unit_op, alias)
+    assert alias[12] == 13 and 10 not in alias
+    scenario = load_scenario(ROOT / "scenarios" / "vtm_three_way_brawl.toml")
+    layout = engine.layout_for(scenario)
+    members, unit_op = counting.unit_members(layout)
+    src, dst, op = layout.aggregation
+    assert sum(len(ms) for ms in members.values()) == src.size
+    assert set(members) == set(dst.tolist()) and set(unit_op.values()) <= {0, 1}
 
 
 # --------------------------------------------------------------------------- slot plan

@@ -19,6 +19,9 @@ The slot plan
     picks the ``Layout.aggregation`` entries that fill a set of slots; ``pack_plan``
     lays lists of slots and flags out as one int64 vector a kernel reads through a
     header (``plan[h]``: where list ``h`` starts, the next list's start its end).
+    A slot the same in every round is *constant*, one equal to another an *alias*
+    (``constant_units`` and ``alias_units`` extend both to the group and side slots);
+    a kernel sums neither, and ``close_chunk`` fills in their sums after the chunk.
 
 Flushes into regeneration-cycle sums (metrics.sums.Sums)
     ``flush_cycle`` adds one finished cycle's row; ``flush_weighted`` adds ``w`` one-round
@@ -64,8 +67,11 @@ __all__ = [
     "aggregate_batch",
     "aggregate_round",
     "aggregation_entries",
+    "alias_units",
     "binary_slots",
     "clear_batch",
+    "close_chunk",
+    "constant_units",
     "first_reason",
     "flush_batch",
     "flush_cycle",
@@ -76,6 +82,7 @@ __all__ = [
     "histogram_used",
     "new_histogram",
     "pack_plan",
+    "unit_members",
 ]
 
 # Inner functions: compiled into the kernels' cached entry points (not cached apart).
@@ -120,6 +127,69 @@ def pack_plan(parts: list, flags: dict[int, int | bool], header: int) -> np.ndar
     for h, flag in flags.items():
         plan[h] = flag
     return plan
+
+
+# --------------------------------------------------------------------------- constants
+def unit_members(layout: Layout) -> tuple[dict[int, list[int]], dict[int, int]]:
+    """Each group and side slot's member slots, and its OP_SUM / OP_ANY
+    (``Layout.aggregation`` by destination)."""
+    src, dst, op = layout.aggregation
+    members: dict[int, list[int]] = {}
+    for k in range(src.size):
+        members.setdefault(int(dst[k]), []).append(int(src[k]))
+    return members, {int(d): int(o) for d, o in zip(dst, op, strict=True)}
+
+
+def constant_units(members: dict[int, list[int]], unit_op: dict[int, int], const: dict) -> None:
+    """Add to ``const`` (slot: its value in every round) every group and side slot whose
+    members are all constant."""
+    for d, ms in members.items():
+        if all(x in const for x in ms):
+            values = [const[x] for x in ms]
+            const[d] = max(values) if unit_op[d] == OP_ANY else sum(values)
+
+
+def alias_units(members: dict[int, list[int]], unit_op: dict[int, int], alias: dict) -> None:
+    """Add to ``alias`` (slot: the slot it equals in every round) every group and side
+    slot whose members all alias the members of another one of the same kind."""
+    for d, ms in members.items():
+        targets = {alias.get(x) for x in ms}
+        if None not in targets:
+            units = {
+                d2 for d2, ms2 in members.items()
+                if unit_op[d2] == unit_op[d] and sorted(ms2) == sorted(alias[x] for x in ms)
+            }  # fmt: skip
+            if units:
+                alias[d] = units.pop()
+
+
+def close_chunk(sums, n_rounds, s1, s2, sx, binary, const_slots, const_values, alias_slots,
+                alias_of, pa, pb) -> None:  # fmt: skip
+    """Add a chunk of ``n_rounds`` one-round cycles to ``sums`` (metrics.sums.Sums) from
+    what its kernel summed: ``s1`` of every slot but the constant and alias ones, ``s2``
+    but those and the ``binary`` ones (0 or 1: s2 = s1), ``sx`` of the pairs whose slots
+    both vary.  The rest follows: a constant slot ``c`` of value ``v`` sums ``n v`` and
+    ``n v^2``, an alias the sums of its slot, a pair with a constant ``v`` sums ``v``
+    times the other's ``s1``; ``sl`` is ``s1`` (every L is 1)."""
+    s2[binary] = s1[binary]
+    s1[const_slots] = n_rounds * const_values
+    s2[const_slots] = n_rounds * const_values * const_values
+    s1[alias_slots] = s1[alias_of]
+    s2[alias_slots] = s2[alias_of]
+    const = dict(zip(const_slots.tolist(), const_values.tolist(), strict=True))
+    for k in range(pa.size):
+        a, b = int(pa[k]), int(pb[k])
+        if a in const and b in const:
+            sx[k] = n_rounds * const[a] * const[b]
+        elif a in const:
+            sx[k] = const[a] * s1[b]
+        elif b in const:
+            sx[k] = const[b] * s1[a]
+    sums.s1 += s1
+    sums.s2 += s2
+    sums.sl += s1
+    sums.sx += sx
+    sums.tot += np.array([n_rounds, n_rounds, n_rounds], np.int64)
 
 
 # --------------------------------------------------------------------------- flushes

@@ -91,7 +91,6 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from simkit.metrics import Layout, Sums
-from simkit.metrics.layout import OP_ANY
 from simkit.systems.base import (
     EVENT_WIDTH,
     MAX_COMBATANTS,
@@ -107,9 +106,13 @@ from simkit.systems.base import (
 from simkit.systems.counting import (
     aggregate_round,
     aggregation_entries,
+    alias_units,
     binary_slots,
+    close_chunk,
+    constant_units,
     first_reason,
     pack_plan,
+    unit_members,
 )
 from simkit.systems.stream import (
     BYTE_LIMIT,
@@ -477,7 +480,6 @@ class _SlotPlan:
         n = layout.n
         self.coded = n <= HIST_MAX and not plain
         cs = layout.count_slots
-        src, dst, op = layout.aggregation
         attackers: list[list[int]] = [[] for _ in range(n)]
         for a in range(n):
             if share[a] != SHARE_NEVER:
@@ -510,14 +512,8 @@ class _SlotPlan:
                 const[cs[i, ATTACKED_BEFORE_ACTING]] = 0
         if tie == TIE_RANDOM:  # V2: nobody shares a slot
             const[layout.scenario_index("simultaneous")] = 0
-        members: dict[int, list[int]] = {}
-        for k in range(src.size):
-            members.setdefault(int(dst[k]), []).append(int(src[k]))
-        unit_op = {int(d): int(o) for d, o in zip(dst, op, strict=True)}
-        for d, ms in members.items():  # a group or side slot is constant if its members are
-            if all(x in const for x in ms):
-                values = [const[x] for x in ms]
-                const[d] = max(values) if unit_op[d] == OP_ANY else sum(values)
+        members, unit_op = unit_members(layout)
+        constant_units(members, unit_op, const)
         # aliases: slots equal to another one in every round (copied after the chunk)
         alias: dict[int, int] = {}
         for i in range(n):
@@ -528,15 +524,7 @@ class _SlotPlan:
                 alias[cs[i, UNDEFENDED]] = cs[i, ATTACKS_RECEIVED]
             if share[i] == SHARE_ALWAYS:
                 alias[cs[i, ATTACKS_MADE]] = cs[i, ACTIONS]
-        for d, ms in members.items():  # a unit slot whose members all alias one count
-            targets = {alias.get(x) for x in ms}
-            if None not in targets:
-                units = {
-                    d2 for d2, ms2 in members.items()
-                    if unit_op[d2] == unit_op[d] and sorted(ms2) == sorted(alias[x] for x in ms)
-                }  # fmt: skip
-                if units:
-                    alias[d] = units.pop()
+        alias_units(members, unit_op, alias)
         alias = {a: r for a, r in alias.items() if a not in const and r not in const}
         if plain:
             const, alias = {}, {}
@@ -592,8 +580,7 @@ class _SlotPlan:
         # ranks of the first actions are the slot positions (one code gives both)
         self.ranked = self.coded and not any(can_abort) and not delayers
         needed = flush | read
-        keep = np.array([int(d) in needed for d in dst], dtype=bool)
-        self.agg = (src[keep], dst[keep], op[keep])
+        self.agg = aggregation_entries(layout, needed)
         binary = binary_slots(layout)
         self.binary = sorted(flush & binary)
         self.flush = sorted(flush - binary)
@@ -1492,28 +1479,11 @@ def run_chunk(
     else:  # acts_before: 0 or 1
         s1[before] = block
         s2[before] = block
-    binary = compiled.plan[compiled.plan[H_BINARY] : compiled.plan[H_SRC]]
-    s2[binary] = s1[binary]
-    c = compiled.const_slots
-    v = compiled.const_values
-    s1[c] = n_rounds * v
-    s2[c] = n_rounds * v * v
-    s1[compiled.alias_slots] = s1[compiled.alias_of]
-    s2[compiled.alias_slots] = s2[compiled.alias_of]
-    const = dict(zip(c.tolist(), v.tolist(), strict=True))
-    for kk in range(pa.size):
-        a, b = int(pa[kk]), int(pb[kk])
-        if a in const and b in const:
-            sx[kk] = n_rounds * const[a] * const[b]
-        elif a in const:
-            sx[kk] = const[a] * s1[b]
-        elif b in const:
-            sx[kk] = const[b] * s1[a]
-    sums.s1 += s1
-    sums.s2 += s2
-    sums.sl += s1
-    sums.sx += sx
-    sums.tot += np.array([n_rounds, n_rounds, n_rounds], np.int64)
+    close_chunk(
+        sums, n_rounds, s1, s2, sx, compiled.plan[compiled.plan[H_BINARY] : compiled.plan[H_SRC]],
+        compiled.const_slots, compiled.const_values, compiled.alias_slots, compiled.alias_of,
+        pa, pb,
+    )  # fmt: skip
 
 
 TRACE_EVENTS = 1 << 20  # event rows a batch of traced rounds may hold
