@@ -77,27 +77,6 @@ def test_histogram_keeps_codes_that_collide():
     assert _held(t) == {code: k + 1 for k, code in enumerate(codes)}
 
 
-def test_dense_and_hashed_histograms_hold_the_same_outcomes():
-    """Codes below a small code space: counted densely (one entry a code, never full),
-    read back by histogram_items as the hashed table's items are."""
-    rng = random.Random("dense")
-    dense = counting.new_histogram(codes=1000)
-    hashed = counting.new_histogram(2, 11)
-    expected: Counter[int] = Counter()
-    for _ in range(3000):
-        code, count = rng.randrange(1000), rng.randrange(1, 3)
-        expected[code] += count
-        assert not counting.histogram_add(dense, code, count)
-        assert not counting.histogram_add(hashed, code, count)
-    for t in (dense, hashed):
-        codes, rounds = counting.histogram_items(t)
-        assert dict(zip(codes.tolist(), rounds.tolist(), strict=True)) == dict(expected)
-        counting.histogram_clear(t)
-        assert counting.histogram_items(t)[0].size == 0
-    too_many = counting.new_histogram(codes=counting.DENSE_MAX + 1)
-    assert too_many[3] == 0  # hashed: a dense table would be too large
-
-
 # --------------------------------------------------------------------------- flushes
 def _plain_sums(rows, lengths, pairs, weights=None):
     """sum y, sum y^2, sum y L per slot, cross sums, (C, sum L, sum L^2) in plain Python."""

@@ -35,10 +35,7 @@ Outcome histogram
     ``histogram_add``) that starts small, doubles while more than half full, up to
     ``HISTOGRAM_MAX_BITS``; beyond that ``histogram_add`` says so and the kernel turns
     every outcome back into its row (its own decoding), flushes it with
-    ``flush_weighted`` and clears the table (``histogram_clear``).  Where every code
-    is below ``DENSE_MAX`` the same table counts them densely, one entry a code (no
-    hashing on the hot path: vtm's four-combatant codes).  ``histogram_items`` reads
-    either form.
+    ``flush_weighted`` and clears the table (``histogram_clear``).
 
 Fast paths and their reasons
     A kernel's fast path (rounds played side by side, "lanes") serves only some
@@ -67,7 +64,6 @@ __all__ = [
     "HISTOGRAM_EMPTY",
     "HISTOGRAM_HEADER",
     "HISTOGRAM_MAX_BITS",
-    "DENSE_MAX",
     "aggregate_batch",
     "aggregate_round",
     "aggregation_entries",
@@ -83,7 +79,6 @@ __all__ = [
     "histogram_add",
     "histogram_capacity",
     "histogram_clear",
-    "histogram_items",
     "histogram_used",
     "new_histogram",
     "pack_plan",
@@ -293,55 +288,36 @@ def clear_batch(Y, L, nb):
 
 
 # --------------------------------------------------------------------------- histogram
-# ``t``: int64, HISTOGRAM_HEADER entries (capacity - 1, outcomes held, largest capacity,
-# dense size), then the entries.  Hashed (dense size 0): (code, rounds) pairs, entry h at
-# t[HISTOGRAM_HEADER + 2 h].  Dense (codes below a dense size of at most DENSE_MAX): the
-# rounds of code c at t[HISTOGRAM_HEADER + c], no hashing at all.
-HISTOGRAM_HEADER = 4
+# ``t``: int64, HISTOGRAM_HEADER entries (capacity - 1, outcomes held, largest capacity),
+# then (code, rounds) pairs: entry h at t[HISTOGRAM_HEADER + 2 h].
+HISTOGRAM_HEADER = 3
 HISTOGRAM_MAX_BITS = 16  # at most 65,536 outcomes held before the kernel empties the table
 HISTOGRAM_EMPTY = -1
-DENSE_MAX = 1 << 16  # codes below this many: counted densely
-_MULTIPLIER = 0x9E3779B1  # multiplicative hashing (int64, wrapping for large codes)
+_MULTIPLIER = 0x9E3779B1  # multiplicative hashing (codes below 2**31: no overflow)
 _SHIFT = 16
 
 
-def new_histogram(bits: int = 12, max_bits: int | None = None, codes: int = 0) -> np.ndarray:
-    """An empty outcome histogram.  ``codes`` (0 < codes <= DENSE_MAX): every code is
-    below it, counted densely; otherwise hashed, ``1 << bits`` entries, growing to
-    ``1 << max_bits`` (default HISTOGRAM_MAX_BITS)."""
-    if 0 < codes <= DENSE_MAX:
-        t = np.zeros(HISTOGRAM_HEADER + codes, np.int64)
-        t[3] = codes
-        return t
+def new_histogram(bits: int = 12, max_bits: int | None = None) -> np.ndarray:
+    """An empty outcome histogram of ``1 << bits`` entries, growing to ``1 << max_bits``
+    (default HISTOGRAM_MAX_BITS)."""
     most = 1 << (HISTOGRAM_MAX_BITS if max_bits is None else max_bits)
     size = min(1 << bits, most)
     t = np.empty(HISTOGRAM_HEADER + 2 * most, np.int64)  # the rest is set when grown into
-    t[0], t[1], t[2], t[3] = size - 1, 0, most, 0
+    t[0], t[1], t[2] = size - 1, 0, most
     t[HISTOGRAM_HEADER : HISTOGRAM_HEADER + 2 * size : 2] = HISTOGRAM_EMPTY
     t[HISTOGRAM_HEADER + 1 : HISTOGRAM_HEADER + 2 * size : 2] = 0
     return t
 
 
-def histogram_items(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, rounds) of every outcome held, in either form."""
-    if t[3] > 0:
-        rounds = t[HISTOGRAM_HEADER:]
-        codes = np.flatnonzero(rounds)
-        return codes.astype(np.int64), rounds[codes]
-    entries = t[HISTOGRAM_HEADER : HISTOGRAM_HEADER + 2 * (int(t[0]) + 1)]
-    held = entries[::2] != HISTOGRAM_EMPTY
-    return entries[::2][held], entries[1::2][held]
-
-
 @njit(**INNER)
 def histogram_capacity(t):
-    """Entries of a hashed table now (codes at t[HISTOGRAM_HEADER + 2 h], h below this)."""
+    """Entries of the table now (codes are at t[HISTOGRAM_HEADER + 2 h], h below this)."""
     return t[0] + 1
 
 
 @njit(**INNER)
 def histogram_used(t):
-    """Distinct outcomes held by a hashed table."""
+    """Distinct outcomes held."""
     return t[1]
 
 
@@ -377,12 +353,9 @@ def _grow(t):
 
 @njit(**INNER, forceinline=True)
 def histogram_add(t, code, count):
-    """Add ``count`` rounds of outcome ``code`` (>= 0).  Returns True when a hashed table
-    is more than half full at its largest: the kernel then empties it
+    """Add ``count`` rounds of outcome ``code`` (0 <= code < 2**31).  Returns True when
+    the table is more than half full at its largest: the kernel then empties it
     (``histogram_clear`` after flushing every outcome)."""
-    if t[3] > 0:
-        t[HISTOGRAM_HEADER + code] += count
-        return False
     if _insert(t, code, count):
         t[1] += 1
         if 2 * t[1] > t[0] + 1:
@@ -395,11 +368,7 @@ def histogram_add(t, code, count):
 
 @njit(**INNER)
 def histogram_clear(t):
-    """No outcome held (a hashed table keeps its capacity)."""
-    if t[3] > 0:
-        for k in range(HISTOGRAM_HEADER, t.size):
-            t[k] = 0
-        return
+    """No outcome held (the capacity stays)."""
     for k in range(HISTOGRAM_HEADER, HISTOGRAM_HEADER + 2 * (t[0] + 1), 2):
         t[k] = HISTOGRAM_EMPTY
         t[k + 1] = 0

@@ -61,14 +61,13 @@ of the layout once (``_SlotPlan``):
   that cannot abort, ``attacks_made`` with attack_share 0 or 1, ...): their sums are
   ``n * c`` and ``n * c * c``; *alias* slots equal another slot in every round
   (``defenses`` = ``aborts`` = ``defended``, ...) and copy its sums;
-* up to ``HIST_MAX`` combatants the rest is *coded*: each round adds 1 to the
-  outcome histogram (counting.py) of its three codes together: the ranks of the first
-  actions (``first_action``, ``acts_before``), the V2 slot positions
-  (``known_declarations``, ``simultaneous``; the same code when nobody delays or
-  aborts) and, if it has at most ``VALUES_MAX`` values, the values of the other
-  varying counts of the combatants (mixed radix); ``_expand`` turns every code seen
-  back into its counts through the code a round uses (``_finish``, ``_declare``) and
-  the group and side slots (aggregate_round);
+* up to ``HIST_MAX`` combatants the rest is *coded*: each round adds 1 to a
+  histogram of three codes: the ranks of the first actions (``first_action``,
+  ``acts_before``), the V2 slot positions (``known_declarations``, ``simultaneous``;
+  the same code when nobody delays or aborts) and, if it has at most ``VALUES_MAX``
+  values, the values of the other varying counts of the combatants (mixed radix);
+  ``_expand`` turns every code seen back into its counts through the code a round
+  uses (``_finish``, ``_declare``) and the group and side slots (aggregate_round);
 * every other slot is *flushed* each round (``s1 += v``, ``s2 += v * v``; 0/1 slots
   ``s1`` only); beyond ``HIST_MAX`` combatants ``acts_before`` is counted into a
   block of its own;
@@ -112,9 +111,6 @@ from simkit.systems.counting import (
     close_chunk,
     constant_units,
     first_reason,
-    histogram_add,
-    histogram_items,
-    new_histogram,
     pack_plan,
     unit_members,
 )
@@ -334,9 +330,8 @@ class Compiled:
     H_RANKED,  # 1: nobody delays or aborts: the first actions come in slot order
     H_ZERO_ALL,  # 1: every count of the row is read: zero them all every round
     H_LANES,  # 1: rounds may be played FAST_LANES side by side (_lanes)
-    H_VALUES,  # the size of the values code (0: none)
-) = range(18)
-H_SIZE = 18
+) = range(17)
+H_SIZE = 17
 
 
 # ----------------------------------------------------------------------------- compile
@@ -413,8 +408,7 @@ def compile_scenario(scenario, layout: Layout, plain: bool = False) -> Compiled:
         [f.pop("flush"), f.pop("binary"), src, dst, op, pairs, f.pop("before_slots"),
          f["value_slots"], f["value_weights"], kinds if lanes_off is None else []],
         {H_DECLARE: f.pop("declare"), H_FINISH: f.pop("finish"), H_CODED: f["coded"],
-         H_RANKED: f.pop("ranked"), H_ZERO_ALL: f.pop("zero_all"), H_LANES: lanes_off is None,
-         H_VALUES: f["values"]},
+         H_RANKED: f.pop("ranked"), H_ZERO_ALL: f.pop("zero_all"), H_LANES: lanes_off is None},
         H_SIZE,
     )  # fmt: skip
     return Compiled(
@@ -1235,9 +1229,8 @@ def _run_chunk(
     key, first, n_rounds, memory, row, count_slots, plan, s1, s2, sx, codes, block, state
 ):
     """Play rounds ``first ..`` and add them up as ``plan`` says: the slots flushed
-    every round, the per-round pair products, and the codes (``codes``: the outcome
-    histogram, counting.new_histogram, of the first-action, V2 slot and values codes
-    together) or else the ``acts_before`` block."""
+    every round, the per-round pair products, and the codes (``codes``: histograms of
+    the first-action, V2 slot and values codes) or else the ``acts_before`` block."""
     pv = unmanaged(plan)
     y_array = unmanaged(row)
     src = pv[pv[H_SRC] : pv[H_DST]]
@@ -1252,7 +1245,7 @@ def _run_chunk(
     a1 = _address(s1)
     a2 = _address(s2)
     ax = _address(sx)
-    hc = unmanaged(codes)
+    hc = _address(codes)
     bl = _address(block)
     n = m[G_N]
     size = row.size
@@ -1262,10 +1255,7 @@ def _run_chunk(
     zero_all = pl[H_ZERO_ALL] != 0
     coded = pl[H_CODED] != 0
     ranked = pl[H_RANKED] != 0
-    n_codes = n**n if coded else 0
-    n_values = max(pl[H_VALUES], 1)
-    # hc: the outcome histogram (counting.new_histogram) of slot code + n_codes (values
-    # code + n_values first-action code); ranked, the first-action code is the slot code
+    n_codes = n**n if coded else 0  # hc: first-action codes, slot codes, values codes
     m[G_TRACE] = 0
     m[G_DECLARE] = pl[H_DECLARE]
     words = np.empty(FAST_LANES, np.uint64)
@@ -1281,7 +1271,9 @@ def _run_chunk(
         k_rounds = FAST_LANES if side_by_side else 1
         for b in range(k_rounds):
             if side_by_side and ok[b] != 0:
-                histogram_add(hc, lanes[L_SLOT, b] + n_codes * lanes[L_VALUE, b], 1)  # ranked
+                hc[n_codes + lanes[L_SLOT, b]] += 1
+                hc[lanes[L_SLOT, b]] += 1  # ranked
+                hc[2 * n_codes + lanes[L_VALUE, b]] += 1
                 continue
             r = r0 + b
             if zero_all:
@@ -1301,25 +1293,27 @@ def _run_chunk(
             if src.size > 0:
                 aggregate_round(y_array, src, dst, op)
             if coded:
-                first_code = 0
+                code = 0
+                scale = 1
+                for i in range(n):
+                    code += m[W_LO + i] * scale
+                    scale *= n
+                hc[n_codes + code] += 1
                 if not ranked:
+                    code = 0
                     scale = 1
                     for i in range(n):
                         fi = m[W_FIRST + i]
                         rank = 0
                         for j in range(n):
                             rank += m[W_FIRST + j] < fi
-                        first_code += rank * scale
+                        code += rank * scale
                         scale *= n
-                code = first_code * n_values
+                hc[code] += 1
+                code = 0
                 for k in range(pl[H_VALUE_SLOTS], pl[H_VALUE_WEIGHTS]):
                     code += y[pl[k]] * pl[k + pl[H_VALUE_WEIGHTS] - pl[H_VALUE_SLOTS]]
-                scale = 1
-                code *= n_codes
-                for i in range(n):
-                    code += m[W_LO + i] * scale
-                    scale *= n
-                histogram_add(hc, code, 1)
+                hc[2 * n_codes + code] += 1
             else:  # acts_before, into its block (int32: a chunk has at most 2**18 rounds)
                 for i in range(n):
                     fi = m[W_FIRST + i]
@@ -1462,13 +1456,7 @@ def run_chunk(
     pa, pb = lay.pair_indices()
     sx = np.zeros(pa.size, np.int64)
     n_codes = n**n if compiled.coded else 0
-    n_values = max(compiled.values, 1)
-    ranked = compiled.plan[H_RANKED] != 0
-    # dense if the codes are few; else as many entries as outcomes can be met, at most
-    # half full: the table never fills
-    space = n_codes * n_values * (1 if ranked else n_codes)
-    bits = max(1, (2 * min(n_rounds, space)).bit_length())
-    codes = new_histogram(min(12, bits), bits, codes=space)
+    codes = np.zeros(2 * n_codes + max(compiled.values, 1), np.int64)
     small = n_rounds < 1 << 31  # int32 holds the acts_before block of any real chunk
     block = np.zeros(0 if compiled.coded else n * n, np.int32 if small else np.int64)
     _run_chunk(
@@ -1477,16 +1465,10 @@ def run_chunk(
     )  # fmt: skip
     before = np.arange(lay.before_offset, lay.before_offset + n * n, dtype=np.int64)
     if compiled.coded:
-        outcome, rounds = histogram_items(codes)
-        slot_code, rest = outcome % n_codes, outcome // n_codes
-        first_code = slot_code if ranked else rest // n_values
-        hists = [np.zeros(size, np.int64) for size in (n_codes, n_codes, n_values)]
-        for hist, of in zip(hists, (first_code, slot_code, rest % n_values), strict=True):
-            np.add.at(hist, of, rounds)
         for kind, hist, slots, agg in (
-            (FIRST_CODE, hists[0], compiled.first_coded, compiled.first_agg),
-            (SLOT_CODE, hists[1], compiled.slot_coded, compiled.slot_agg),
-            (VALUES_CODE, hists[2], compiled.value_coded, compiled.value_agg),
+            (FIRST_CODE, codes[:n_codes], compiled.first_coded, compiled.first_agg),
+            (SLOT_CODE, codes[n_codes : 2 * n_codes], compiled.slot_coded, compiled.slot_agg),
+            (VALUES_CODE, codes[2 * n_codes :], compiled.value_coded, compiled.value_agg),
         ):
             if slots.size:
                 _expand(
