@@ -269,7 +269,11 @@ def _lane_scenario(rng: random.Random, tie: str = "simultaneous"):
             e["attack_share"] = rng.choice((0.0, 1.0, 1.0, 1.0))
         if sum(e.get("count", 1) for e in entries) <= kernel.HIST_MAX:
             break
-    rules = {"tie": tie, "multi": rng.choice(("end", "in_turn"))}
+    rules = {
+        "tie": tie,
+        "multi": rng.choice(("end", "in_turn")),
+        "slot_abort": rng.choice(("allowed", "never")),  # V5: nobody aborts here
+    }
     data = {"scenario": {"name": "lanes", "system": "vtm"}, "rules": rules}
     return scenario_from_dict({**data, "combatant": entries}, source="<lanes>")
 
@@ -438,6 +442,8 @@ def test_aborts_in_a_shared_moment_equal_the_twin(multi):
         scenario = vtm(*entries, multi=multi, slot_abort=slot_abort)
         _trace_equals_twin(scenario, _key(31), 60)
         layout = engine.layout_for(scenario)
+        # the lanes play only rounds where nobody can abort, under either reading
+        assert kernel.compile_scenario(scenario, layout).lanes_off == "delay_or_abort"
         a, b = layout.new_sums(), layout.new_sums()
         kernel.run_chunk(kernel.compile_scenario(scenario, layout), _key(32), 3000, a)
         kernel.run_chunk(kernel.compile_scenario(scenario, layout, plain=True), _key(32), 3000, b)

@@ -43,7 +43,7 @@ A round
             ``"before_acting"`` one of its turn actions while it has not acted yet.
             The movers of a moment are resolved in scenario order (positions of one
             slot); ``slot_abort = "allowed"`` [rev 3]: a mover not yet resolved
-            (``_pending``) gives up its action of this moment (W_ACTING becomes
+            (*pending*) gives up its action of this moment (W_ACTING becomes
             ``GAVE_UP - moment``: it is skipped, its first action not yet taken),
             one resolved a later one; ``"never"`` (revision 2): a target acting in
             the same moment defends nothing (simultaneous).
