@@ -235,6 +235,41 @@ def test_worked_example_trace_with_fixed_dice_shows_the_order():
     assert "V2 slot 1: Neonate" in text and "V2 moment 1: Neonate acts" in text
 
 
+@pytest.mark.parametrize("slot_abort", ["allowed", "never"])
+def test_trace_of_a_slot_mate_aborting_in_its_own_moment(slot_abort):
+    """Issue 26's case: Twin shares Hunter's slot (same initiative and rating) and its
+    action of that moment is still in reserve when Hunter's attack is resolved: V5
+    [rev 3] lets it abort (the default); revision 2 ("never") said it acts in the same
+    moment."""
+    scenario = vtm(
+        fighter("Hunter", "a", 3),
+        fighter("Twin", "b", 3, abort="always"),
+        slot_abort=slot_abort,
+    )
+    text = play_trace(scenario, 1, 2026, {0: [4], 1: [4]})
+    lines = [line.strip() for line in text.splitlines()]
+    head = [
+        "V2 slot 1: Hunter and Twin share it (same initiative and rating): they act "
+        "simultaneously",
+        "V3 Hunter declares, knowing no opponent's declaration",
+        "V3 Twin declares, knowing no opponent's declaration",
+        "V2 moment 1: Hunter acts",
+        "V2 Hunter attacks Twin",
+    ]
+    assert lines[lines.index("Round 1") + 3 :][: len(head)] == head
+    rest = lines[lines.index("Round 1") + 3 + len(head) :]
+    if slot_abort == "allowed":
+        assert rest == ["V5 Twin aborts to defend, giving up the action of its turn"]
+    else:
+        assert rest == [
+            'V5 Twin does not defend: it acts in this same moment (simultaneous under '
+            'slot_abort = "never")',
+            "V2 moment 1: Twin acts",
+            "V2 Twin attacks Hunter",
+            'V5 Hunter does not defend (abort = "never")',
+        ]
+
+
 # ------------------------------------------------------------------ sum plans
 def test_fast_plan_equals_the_plain_plan():
     """Codes, constants, aliases and flushed slots give the sums of the plain plan

@@ -416,15 +416,16 @@ def test_shared_slot_exact(slot_abort):
         assert ex[("B", "attacked_before_acting")] == p_slower + p_tie
 
 
+@pytest.mark.parametrize("abort", ["always", "before_acting"])
 @pytest.mark.parametrize("slot_abort", ["allowed", "never"])
-def test_the_issues_twin_may_abort_in_its_own_moment(slot_abort):
+def test_the_issues_twin_may_abort_in_its_own_moment(slot_abort, abort):
     """The traced case of issue 26: Twin shares Hunter's slot and still has its action in
     reserve when Hunter's attack is resolved.  Under "allowed" it aborts (abort =
-    "always") and acts no more this round; under "never" (revision 2) it does not defend
-    and acts in the same moment."""
+    "always", or "before_acting": it has not acted yet) and acts no more this round;
+    under "never" (revision 2) it does not defend and acts in the same moment."""
     scenario = vtm(
         fighter("Hunter", "a", 3),
-        fighter("Twin", "b", 3, abort="always"),
+        fighter("Twin", "b", 3, abort=abort),
         slot_abort=slot_abort,
     )
     counts, log = scripted(scenario, 4, 4)
