@@ -249,8 +249,7 @@ def test_trace_of_a_slot_mate_aborting_in_its_own_moment(slot_abort):
     text = play_trace(scenario, 1, 2026, {0: [4], 1: [4]})
     lines = [line.strip() for line in text.splitlines()]
     head = [
-        "V2 slot 1: Hunter and Twin share it (same initiative and rating): they act "
-        "simultaneously",
+        "V2 slot 1: Hunter and Twin share it (same initiative and rating): they act simultaneously",
         "V3 Hunter declares, knowing no opponent's declaration",
         "V3 Twin declares, knowing no opponent's declaration",
         "V2 moment 1: Hunter acts",
@@ -262,7 +261,7 @@ def test_trace_of_a_slot_mate_aborting_in_its_own_moment(slot_abort):
         assert rest == ["V5 Twin aborts to defend, giving up the action of its turn"]
     else:
         assert rest == [
-            'V5 Twin does not defend: it acts in this same moment (simultaneous under '
+            "V5 Twin does not defend: it acts in this same moment (simultaneous under "
             'slot_abort = "never")',
             "V2 moment 1: Twin acts",
             "V2 Twin attacks Hunter",
