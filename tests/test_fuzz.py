@@ -124,6 +124,7 @@ KEYS = [
     "holder_actions",
     "tie",
     "multi",
+    "slot_abort",
     "mode",
     "group_stat",
     "within_side",

@@ -532,6 +532,9 @@ def test_unknown_codes_are_errors():
     bad = make_scenario("vtm", [fighter("A", "a", 3), fighter("B", "b", 3)], {"multi": "x"})
     with pytest.raises(ValueError, match="rules.multi: unknown value 'x'"):
         kernel.compile_scenario(bad, layout)
+    bad = make_scenario("vtm", [fighter("A", "a", 3), fighter("B", "b", 3)], {"slot_abort": "x"})
+    with pytest.raises(ValueError, match="rules.slot_abort: unknown value 'x'"):
+        kernel.compile_scenario(bad, layout)
     with pytest.raises(ValueError, match="one d10"):
         kernel.trace(kernel.compile_scenario(scenario, layout), _key(1), 1, dice={0: [11]})
 
