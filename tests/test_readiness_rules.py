@@ -879,12 +879,14 @@ def random_entries(rng: random.Random, revision: int) -> tuple[list[dict[str, An
             e["target"] = rng.choice(opponents)[0]
         elif r < 0.45 and groups:
             e["target"] = rng.choice(groups)
-    rules = {"order": rng.choice(("dynamic", "chain"))}
-    if revision == 1:
+    if revision == 1:  # (the record's draws: "chain" is revision 1's unbroken chain)
+        rules = {"order": rng.choice(("dynamic", "chain"))}
         rules["prep"] = rng.choice(("sixes", "lowest"))
     else:
+        rules = {"order": rng.choice(twin.ORDERS)}
         rules["prep"] = rng.choice(("one_die", "one_die", "sixes", "lowest"))
         rules["holder_actions"] = rng.choice(("held_dice", "release_only"))
+        rules["release"] = rng.choice(twin.RELEASES)
     return entries, rules
 
 
@@ -896,7 +898,9 @@ def rev1_readings(entries: list[dict[str, Any]], rules: dict[str, Any]) -> Scena
         e["guard"] = "backup" if e["guard"] else "never"
         e["surprised"] = False
         new.append(e)
-    return scenario(*new, **rules, holder_actions="release_only")
+    order = "chain_unbroken" if rules["order"] == "chain" else rules["order"]
+    rules = {**rules, "order": order}
+    return scenario(*new, **rules, holder_actions="release_only", release="any")
 
 
 def check_identities(s: Scenario, counts: Counts) -> None:
@@ -954,7 +958,7 @@ def test_round_identities_and_logs_on_random_scenarios():
                     seen[("release", e[3])] += 1
                 elif e[0] == "act" and e[4] and log[i - 1][0] != "declare":
                     seen["held die"] += 1  # a holder's action other than the release's
-                elif e[0] in ("no_hold", "prep", "expired"):
+                elif e[0] in ("no_hold", "prep", "expired", "rejoin", "run_broken"):
                     seen[e[0]] += 1
             # several responses to one attack happen (R7 rev 2)
             kinds = [e[0] for e in log]
@@ -966,7 +970,7 @@ def test_round_identities_and_logs_on_random_scenarios():
     assert stalemates > 0 and responders > 0
     want = {("response", k) for k in ("self", "hasty", "guard")}
     want |= {("release", k) for k in ("attacked", "enemy_acted", "opponents_out")}
-    want |= {"held die", "no_hold", "prep", "expired"}
+    want |= {"held die", "no_hold", "prep", "expired", "rejoin", "run_broken"}
     assert want <= set(seen), want - set(seen)
 
 
