@@ -27,7 +27,7 @@ from simkit.analysis import report_runs as _report
 from simkit.analysis import sweep as _sweep
 from simkit.analysis import trace as _trace
 from simkit.analysis import tune as _tune
-from simkit.analysis.compare import Comparison
+from simkit.analysis.compare import Comparison, Dominance, SideBySide
 from simkit.analysis.result import Result
 from simkit.analysis.run import as_scenario
 from simkit.analysis.run import run as _run
@@ -49,6 +49,8 @@ from simkit.scenario import (
     suggest,
     sweep_table,
 )
+from simkit.scenario.convert import Conversion, MappingError
+from simkit.scenario.convert import convert as _convert
 from simkit.scenario.specs import VarySpec
 
 __all__ = [
@@ -56,10 +58,13 @@ __all__ = [
     "MAX_SEED",
     "ArgumentError",
     "Comparison",
+    "Conversion",
+    "Dominance",
     "Grid",
     "Result",
     "Scheduler",
     "SchedulerError",
+    "SideBySide",
     "SweepResult",
     "Trace",
     "Tuning",
@@ -70,6 +75,8 @@ __all__ = [
     "check_set",
     "check_trace_rounds",
     "compare",
+    "convert",
+    "dominance",
     "make_report",
     "read_dice",
     "read_grid",
@@ -147,20 +154,37 @@ def available_metrics(scenario: Scenario, by: str = "combatant") -> list[str]:
     return list(dict.fromkeys(s.metric for s in slots if s.who and "." not in s.metric))
 
 
+def metric_families(scenario: Scenario, by: str = "combatant") -> list[str]:
+    """The metric families of ``scenario`` per ``by`` (``acts_before``: one
+    ``acts_before.X`` per other combatant; ``actions_dist``: one ``actions_dist.k`` per
+    count); a family's name in ``--metrics`` means all of its members."""
+    slots = metric_slots(layout_for(scenario), by)
+    return list(dict.fromkeys(s.metric.partition(".")[0] for s in slots if "." in s.metric))
+
+
 def check_metrics(
-    scenario: Scenario, by: str, wanted: Sequence[str] | None, label: str = "metrics"
+    scenario: Scenario,
+    by: str,
+    wanted: Sequence[str] | None,
+    label: str = "metrics",
+    *,
+    families: bool = True,
 ) -> list[str] | None:
-    """``wanted`` checked against the metrics of ``scenario`` per ``by``."""
+    """``wanted`` checked against the metrics of ``scenario`` per ``by``; with
+    ``families`` a family's name (``acts_before``) is accepted too (run and compare
+    show its members; a sweep does not)."""
     if by not in LEVELS:
         raise ArgumentError(f"by: no level {by!r}; allowed: {', '.join(LEVELS)}")
     if not wanted:
         return None
     available = available_metrics(scenario, by)
-    unknown = [m for m in wanted if m not in available]
+    families = metric_families(scenario, by) if families else []
+    unknown = [m for m in wanted if m not in available and m not in families]
     if unknown:
+        more = f" (and {', '.join(f + '.*' for f in families)})" if families else ""
         raise ArgumentError(
-            f"{label}: no metric {unknown[0]!r}{suggest(unknown[0], available)} per {by}; "
-            f"available: {', '.join(available)}"
+            f"{label}: no metric {unknown[0]!r}{suggest(unknown[0], available + families)} "
+            f"per {by}; available: {', '.join(available)}{more}"
         )
     return list(wanted)
 
@@ -312,16 +336,29 @@ def sweep(
 def compare(
     a: Scenario | str | Path,
     b: Scenario | str | Path | None = None,
-    *,
+    *more: Scenario | str | Path,
     set: Sequence[str] | Mapping[str, Any] | str | None = None,
     rounds: int | None = None,
     rng: RngLike = None,
     batch_rounds: int = 4096,
     progress: Callable[[int], None] | None = None,
-    labels: tuple[str, str] | None = None,
-) -> Comparison:
+    labels: Sequence[str] | None = None,
+) -> Any:
     """Compare two scenarios with common random numbers: paired differences B - A (see
-    :func:`simkit.analysis.compare.compare` for the parameters)."""
+    :func:`simkit.analysis.compare.compare` for the parameters).  With three or more
+    scenarios (``compare(a, b, c, ...)``), a :class:`SideBySide` (see
+    :func:`compare_many`)."""
+    if more:
+        if set is not None:
+            raise ArgumentError("set: give changes with two scenarios at most (A and --set)")
+        return compare_many(
+            [a, b, *more],
+            rounds=rounds,
+            rng=rng,
+            batch_rounds=batch_rounds,
+            progress=progress,
+            labels=labels,
+        )
     scenario = as_scenario(a)
     if set is not None:
         check_set(scenario, set)
@@ -333,8 +370,66 @@ def compare(
         rng=_rng(rng),
         batch_rounds=check_count(batch_rounds, 1, MAX_ROUNDS, "batch_rounds"),
         progress=progress,
+        labels=None if labels is None else (str(labels[0]), str(labels[1])),
+    )
+
+
+def compare_many(
+    scenarios: Sequence[Scenario | str | Path],
+    *,
+    rounds: int | None = None,
+    rng: RngLike = None,
+    batch_rounds: int = 4096,
+    progress: Callable[[int], None] | None = None,
+    labels: Sequence[str] | None = None,
+) -> SideBySide:
+    """Play N scenarios (N >= 2) with the same seed and rounds and set them side by side:
+    every metric of each with its 95% interval and its difference from the first,
+    paired (common random numbers) where a scenario has the first's system and
+    combatants, otherwise from independent runs and marked unpaired; and the dominance
+    of each one's fastest combatant (:class:`~simkit.analysis.compare.SideBySide`)."""
+    played = [as_scenario(s) for s in scenarios]
+    if len(played) < 2:
+        raise ArgumentError(f"scenarios: compare needs at least 2, got {len(played)}")
+    if labels is not None and len(labels) != len(played):
+        raise ArgumentError(f"labels: {len(labels)} given for {len(played)} scenarios")
+    return _compare.compare_many(
+        played,
+        rounds=_rounds(rounds),
+        rng=_rng(rng),
+        batch_rounds=check_count(batch_rounds, 1, MAX_ROUNDS, "batch_rounds"),
+        progress=progress,
         labels=labels,
     )
+
+
+def dominance(result: Result) -> Dominance:
+    """How often the fastest combatant of a run (the highest main stat; ties give every
+    tied one) acts before each other combatant: ``acts_before`` with its intervals."""
+    return _compare.dominance(result)
+
+
+def convert(
+    scenario_or_path: Scenario | str | Path,
+    to: str,
+    mapping: Sequence[str] | str | None = None,
+    *,
+    labels: tuple[str, str] = ("to", "mapping"),
+) -> Conversion:
+    """The same fight in system ``to``: ``conversion.text`` is the TOML file,
+    ``conversion.scenario`` the scenario it validates to, ``conversion.notes`` what has
+    no counterpart in ``to`` (also written as comments in the file).
+
+    ``mapping`` overrides the default stat mapping (``"rating=readiness+2"`` from
+    readiness to vtm; docs/rules-decisions.md, "One fight in three systems") or maps
+    further integer fields: ``FIELD=SOURCE+K``, ``FIELD=SOURCE-K``, ``FIELD=SOURCE*K``,
+    ``FIELD=SOURCE`` or ``FIELD=N`` (see :mod:`simkit.scenario.convert`).  A bad
+    ``to`` or mapping is an :class:`ArgumentError` naming it."""
+    scenario = as_scenario(scenario_or_path)
+    try:
+        return _convert(scenario, to, mapping, labels)
+    except MappingError as exc:
+        raise ArgumentError(str(exc)) from None
 
 
 def tune(

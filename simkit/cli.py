@@ -50,6 +50,8 @@ examples:
   simkit trace scenarios/worked_example_readiness.toml --dice 'A=6,6,2' --dice 'B=6,6,5'
   simkit sweep scenarios/party_vs_wolves.toml --vary 'Wolf.readiness=+0..+2'
   simkit compare scenarios/party_vs_wolves.toml --set 'Gunnar.hold=never'
+  simkit convert scenarios/party_vs_wolves.toml --to vtm --out party_vtm.toml
+  simkit compare scenarios/party_vs_wolves.toml party_vtm.toml party_perception.toml
   simkit report scenarios/party_vs_wolves.toml --out reports/party_vs_wolves
 """
 
@@ -202,6 +204,12 @@ def build_parser() -> _Parser:
         help="also write DIR/summary.json and DIR/metrics.csv (DIR is replaced as a whole)",
     )
     _add_view(p)
+    p.add_argument(
+        "--dominance",
+        action="store_true",
+        help="print how often the fastest combatant (the highest main stat) acts before each "
+        "other one, with 95%% intervals, instead of every metric",
+    )
     _add_scheduler(p)
     p.set_defaults(handler=_cmd_run)
 
@@ -307,12 +315,22 @@ def build_parser() -> _Parser:
 
     p = sub.add_parser(
         "compare",
-        help="paired differences B - A of two scenarios (common random numbers)",
+        help="paired differences B - A of two scenarios (common random numbers), or N "
+        "scenarios side by side",
         description="Play two scenarios with the same seed and print the metrics whose "
-        "paired difference B - A is significant (--all: every metric), with 95% intervals.",
+        "paired difference B - A is significant (--all: every metric), with 95% intervals.  "
+        "With three or more files: one side-by-side table of the metrics every file has "
+        "(--all: every metric), each with its interval and its difference from A, paired "
+        "where a file has A's system and combatants, otherwise marked unpaired; then how "
+        "often each file's fastest combatant acts before each other one.",
     )
     p.add_argument("scenario", metavar="A", help="scenario file A (TOML)")
-    p.add_argument("other", metavar="B", nargs="?", help="scenario file B (or use --set)")
+    p.add_argument(
+        "other",
+        metavar="B",
+        nargs="*",
+        help="scenario file B (or use --set); C, D ... for a side-by-side table",
+    )
     p.add_argument(
         "--set",
         action="append",
@@ -328,6 +346,30 @@ def build_parser() -> _Parser:
     p.add_argument("--out", metavar="DIR", help="also write DIR/compare.csv")
     _add_view(p)
     p.set_defaults(handler=_cmd_compare)
+
+    p = sub.add_parser(
+        "convert",
+        help="write the same fight in another initiative system",
+        description="Write SCENARIO's fight in another system: the same combatants, sides, "
+        "targets, rounds and seed; the main stat mapped (default: a mapping that keeps the "
+        "combatants' relative speed, docs/rules-decisions.md); every policy the file gives "
+        "mapped where the other system has a counterpart.  What has none is listed as "
+        "comments at the top of the file and on stderr.",
+    )
+    p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
+    p.add_argument("--to", required=True, metavar="SYSTEM", help="the system to write the fight in")
+    p.add_argument(
+        "--map",
+        action="append",
+        dest="mapping",
+        metavar="SPEC",
+        help="FIELD=SOURCE+K, FIELD=SOURCE-K, FIELD=SOURCE*K, FIELD=SOURCE or FIELD=N, e.g. "
+        "'rating=readiness+2': overrides the default mapping of FIELD; repeatable",
+    )
+    p.add_argument(
+        "--out", metavar="FILE", help="write the TOML file here (default: standard output)"
+    )
+    p.set_defaults(handler=_cmd_convert)
 
     p = sub.add_parser(
         "report",
@@ -556,11 +598,12 @@ def _render(kind: str, result: Any, args: argparse.Namespace) -> str:
         raise CliError(f"--metrics: {exc.args[0]}") from None
 
 
-def _metrics(args: argparse.Namespace, scenario: Any) -> None:
-    """``--metrics`` checked before anything is simulated."""
+def _metrics(args: argparse.Namespace, scenario: Any, families: bool = True) -> None:
+    """``--metrics`` checked before anything is simulated (``families``: a metric
+    family's name, ``acts_before``, is allowed)."""
     from simkit import api
 
-    api.check_metrics(scenario, args.by, args.metrics, "--metrics")
+    api.check_metrics(scenario, args.by, args.metrics, "--metrics", families=families)
 
 
 # --------------------------------------------------------------------------- commands
@@ -600,6 +643,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             progress=bar,
             scheduler=_scheduler(args),
         )
+    if getattr(args, "dominance", False):
+        return _finish(_render("dominance", api.dominance(result), args), out, result.files)
     return _finish(_render("run", result, args), out, result.files)
 
 
@@ -693,7 +738,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
     grid = api.read_grid(scenario, args.vary, "--vary")  # every point checked
-    _metrics(args, scenario)
+    _metrics(args, scenario, families=False)
     rounds = args.rounds or grid.file_rounds or scenario.rounds
     with _progress(rounds * grid.points) as bar:
         result = api.sweep(
@@ -711,12 +756,15 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from simkit import api
 
-    if args.other is None and args.changes is None:
+    others = list(args.other or [])
+    if not others and args.changes is None:
         raise CliError("B missing; give a second scenario file B or --set 'NAME.FIELD=VALUE'")
-    if args.other is not None and args.changes is not None:
+    if others and args.changes is not None:
         raise CliError("B and --set both given; give a second scenario file or --set, not both")
+    if len(others) > 1:
+        return _compare_many(args, [args.scenario, *others])
     scenario = validate(args.scenario)
-    other = validate(args.other) if args.other is not None else None
+    other = validate(others[0]) if others else None
     if args.changes is not None:
         api.check_set(scenario, args.changes, "--set")  # checked before anything runs
     out = _out_dir(args.out)
@@ -759,3 +807,72 @@ def _cmd_tune(args: argparse.Namespace) -> int:
             scheduler=_scheduler(args),
         )
     return _finish(_render("tune", tuning, args), out, tuning.files)
+
+
+def _compare_many(args: argparse.Namespace, paths: list[str]) -> int:
+    """``simkit compare A B C ...``: the side-by-side table."""
+    from simkit import api
+
+    scenarios = [validate(p) for p in paths]  # every file checked before anything runs
+    out = _out_dir(args.out)
+    if args.metrics:
+        _metrics_any(args, scenarios)
+    rounds = args.rounds or scenarios[0].rounds
+    with _progress(len(scenarios) * rounds) as bar:
+        side = api.compare_many(scenarios, rounds=rounds, rng=args.seed, progress=bar)
+    return _finish(_render("side_by_side", side, args), out, side.files)
+
+
+def _metrics_any(args: argparse.Namespace, scenarios: list[Any]) -> None:
+    """``--metrics`` of a side-by-side table: each name must be a metric of some file."""
+    from simkit import api
+
+    for name in args.metrics:
+        problems = []
+        for scenario in scenarios:
+            try:
+                api.check_metrics(scenario, args.by, [name], "--metrics")
+            except api.ArgumentError as exc:
+                problems.append(exc)
+        if len(problems) == len(scenarios):
+            raise problems[0]
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    from simkit import api
+
+    scenario = validate(args.scenario)
+    target = _out_file(args.out)
+    conversion = api.convert(scenario, args.to, args.mapping, labels=("--to", "--map"))
+    if target is None:
+        _emit(conversion.text)
+    else:
+        from simkit.output.files import write_files
+
+        try:
+            write_files({target: conversion.text})
+        except OSError as exc:
+            raise CliError(f"--out: could not write '{target}': {exc.strerror or exc}") from None
+        _note(f"wrote {target}: {describe(conversion.scenario)}")
+    _note(f"stat mapping: {', '.join(conversion.mapping)}")
+    for line in conversion.notes:
+        _note(f"not carried over: {line}")
+    return 0
+
+
+def _out_file(value: str | None) -> Any:
+    """``--out FILE`` of convert checked before anything is done: not a directory, in a
+    directory that exists and can be written."""
+    if value is None:
+        return None
+    from pathlib import Path
+
+    path = Path(value)
+    if not value or value.endswith(os.sep) or path.is_dir():
+        raise CliError(f"--out: '{value}' is a directory; give a file name")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise CliError(f"--out: directory '{parent}' does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CliError(f"--out: cannot write in '{parent}'")
+    return path

@@ -393,9 +393,11 @@ def test_general_path_with_extra_pairs_on_large_scenarios():
         assert got.equals(_flushed_trace(job, key, 600, first=k)), scenario.to_dict()
 
 
-def test_many_distinct_outcomes():
+def test_many_distinct_outcomes(monkeypatch):
     """Four sides of one, equal perception, shared slots, a coin for every attack and
-    three targets each: more distinct outcomes than the hash table keeps."""
+    three targets each: more distinct outcomes than the histogram keeps (held at its
+    first size, 4096 entries, so that it is emptied within the chunk)."""
+    monkeypatch.setattr(kernel, "HASH_MAX_BITS", kernel.HASH_BITS)
     scenario = _scenario(
         "many outcomes",
         {"tie": "simultaneous"},
@@ -410,7 +412,7 @@ def test_many_distinct_outcomes():
     n = 4
     slots = rows[:, [job.layout.before_index(i, j) for i in range(n) for j in range(n)]]
     codes = {tuple(r) for r in np.hstack([slots, rows[:, : job.layout.unit_offset]])}
-    assert len(codes) > kernel.HASH_LOAD  # the table is emptied within the chunk
+    assert len(codes) > (1 << kernel.HASH_BITS) // 2  # the table is emptied within the chunk
     assert hist.equals(flush_rows(rows, job.layout))
     _, general = _run(scenario, key, 30_000, histogram=False)
     assert general.equals(hist)

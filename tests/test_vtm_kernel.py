@@ -286,9 +286,11 @@ def test_rounds_side_by_side_equal_rounds_one_by_one():
         scenario = _lane_scenario(rng)
         layout = engine.layout_for(scenario)
         fast = kernel.compile_scenario(scenario, layout)
-        if fast.plan[kernel.H_LANES] == 0:  # only if some counts must be flushed every round
+        if fast.lanes_off is not None:  # only if some counts must be flushed every round
+            assert fast.lanes_off == "counts_flushed", scenario.to_dict()
             assert fast.plan[kernel.H_FLUSH] < fast.plan[kernel.H_BINARY], scenario.to_dict()
             continue
+        assert fast.plan[kernel.H_LANES] == 1
         with_lanes += 1
         plain = kernel.compile_scenario(scenario, layout, plain=True)
         n, first = (
@@ -308,9 +310,8 @@ def test_rounds_side_by_side_equal_rounds_one_by_one():
         rejected += kernel.FAST_LANES - int(lanes[kernel.L_OK].sum())
     assert kept > 0 and rejected > 0 and with_lanes >= 30
     random_tie = _lane_scenario(rng, tie="random")
-    assert (
-        kernel.compile_scenario(random_tie, engine.layout_for(random_tie)).plan[kernel.H_LANES] == 0
-    )
+    compiled = kernel.compile_scenario(random_tie, engine.layout_for(random_tie))
+    assert compiled.lanes_off == "random_tie" and compiled.plan[kernel.H_LANES] == 0
 
 
 def test_a_pair_across_codes_is_summed_every_round():

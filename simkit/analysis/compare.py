@@ -364,3 +364,257 @@ def _linearised(num: np.ndarray, den: np.ndarray) -> tuple[float, np.ndarray]:
         return float("nan"), np.full(num.size, np.nan)
     r = float(total_num) / float(total_den)
     return r, (num - r * den) / float(total_den)
+
+
+# --------------------------------------------------------------------------- dominance
+@dataclass(frozen=True)
+class Dominance:
+    """How often the fastest combatant acts before each other combatant.
+
+    The fastest is the combatant with the highest main stat (``System.main_field``:
+    readiness, rating, perception); with several at the highest, ``tied`` is True and
+    every one of them has its rows.  ``rows`` are ``(fastest, other, other's stat, mean,
+    se, ci_low, ci_high)`` of ``acts_before.OTHER`` of the fastest (P(its first action
+    of the round comes strictly before OTHER's)), the numbers of
+    ``result.acts_before()`` with their intervals.
+    """
+
+    label: str
+    system: str
+    stat_field: str
+    stat: int
+    fastest: tuple[str, ...]
+    rows: tuple[tuple[str, str, int, float, float, float, float], ...]
+    rounds: int
+    seed: int | list[int]
+
+    @property
+    def tied(self) -> bool:
+        return len(self.fastest) > 1
+
+    def format_table(self, **options: Any) -> str:
+        """The table ``simkit run --dominance`` prints."""
+        from simkit.output.render import render
+
+        return render("dominance", self, **options)
+
+    def heading(self) -> str:
+        """``fastest: Gunnar (readiness 3)`` or ``fastest (tied): ...``."""
+        who = ", ".join(self.fastest)
+        tie = ", tied" if self.tied else ""
+        return f"fastest: {who} ({self.stat_field} {self.stat}{tie})"
+
+
+def dominance(result: Result, label: str | None = None) -> Dominance:
+    """The :class:`Dominance` of a run."""
+    from simkit.systems import get
+
+    scenario = result.scenario
+    system = get(scenario.system)
+    stats = {c.name: int(system.stat(c.params)) for c in scenario.combatants}
+    top = max(stats.values())
+    fastest = tuple(n for n in scenario.names if stats[n] == top)
+    index = {(r[0], r[1]): r for r in result.rows}
+    rows = []
+    for f in fastest:
+        for other in scenario.names:
+            row = index.get((f, f"acts_before.{other}"))
+            if other != f and row is not None:
+                rows.append((f, other, stats[other], *row[2:]))
+    return Dominance(
+        label or scenario.name,
+        scenario.system,
+        system.main_field,
+        top,
+        fastest,
+        tuple(rows),
+        result.rounds,
+        result.seed,
+    )
+
+
+# --------------------------------------------------------------------------- N files
+SIDE_COLUMNS = [
+    "metric",
+    "scenario",
+    "system",
+    "paired",
+    "mean",
+    "se",
+    "ci_low",
+    "ci_high",
+    "difference",
+    "se_difference",
+    "ci_low_difference",
+    "ci_high_difference",
+]
+
+
+@dataclass(frozen=True)
+class SideBySide:
+    """Several scenarios played with the same seed and rounds, side by side.
+
+    Attributes
+    ----------
+    results : tuple of Result
+        One run per scenario, in the order given (A, B, C, ...).
+    labels : tuple of str
+        Their names (file names where names repeat).
+    paired : tuple of bool
+        Whether each scenario is paired with A (common random numbers): the same
+        system and the same combatant names (and, always here, the same rounds and
+        seed).  A is paired with itself.
+    batch_rounds, batches, t_paired :
+        The batches behind the paired errors, as for :class:`Comparison`.
+    dominance : tuple of Dominance
+        How often the fastest combatant of each scenario acts before each other one.
+
+    ``level_table(level)`` is one row per (who, metric, scenario): its mean, se and 95%
+    interval, and its difference from A with se and interval, paired (batch means, t)
+    where ``paired``, else from independent runs (``sqrt(se_A^2 + se_X^2)``, z).
+    """
+
+    results: tuple[Result, ...]
+    labels: tuple[str, ...]
+    paired: tuple[bool, ...]
+    batch_rounds: int
+    batches: int
+    t_paired: float
+    dominance: tuple[Dominance, ...]
+    raws: tuple[RawRun, ...] = field(repr=False, compare=False)
+
+    @property
+    def rounds(self) -> int:
+        return self.results[0].rounds
+
+    @property
+    def seed(self) -> int | list[int]:
+        return self.results[0].seed
+
+    @property
+    def table(self) -> pd.DataFrame:
+        return self.level_table(COMBATANT)
+
+    def level_table(self, level: str) -> pd.DataFrame:
+        """The side-by-side rows per ``"combatant"``, ``"group"`` or ``"side"``."""
+        if level not in (COMBATANT, GROUP, SIDE):
+            raise ValueError(f"no level {level!r}; allowed: combatant, group, side")
+        return _side_table(self, level)
+
+    def format_table(self, **options: Any) -> str:
+        """The table ``simkit compare A B C ...`` prints (``by``, ``metrics``,
+        ``all_metrics``, ``width`` as for :func:`simkit.output.render.render`)."""
+        from simkit.output.render import render
+
+        return render("side_by_side", self, **options)
+
+    def files(self) -> dict[str, str]:
+        """``compare.csv`` (``table``), by file name."""
+        return {"compare.csv": result_files.frame_csv(self.table)}
+
+    def write(self, out_dir: str | Path) -> list[Path]:
+        return OutputDir(out_dir, "out_dir").write(self.files())
+
+
+def pairable(a: Scenario, b: Scenario) -> bool:
+    """True if runs of ``a`` and ``b`` with the same seed and rounds are paired (common
+    random numbers mean the same dice): the same system and combatant names."""
+    return a.system == b.system and a.names == b.names
+
+
+def compare_many(
+    scenarios: Sequence[Scenario | str | Path],
+    *,
+    rounds: int | None = None,
+    rng: RngLike = None,
+    batch_rounds: int = 4096,
+    progress: Callable[[int], None] | None = None,
+    labels: Sequence[str] | None = None,
+) -> SideBySide:
+    """Play N scenarios (N >= 2) with the same seed and rounds and set them side by side
+    (see :class:`SideBySide`); rounds default to the first's, the seed to the first's."""
+    played = [as_scenario(s) for s in scenarios]
+    if len(played) < 2:
+        raise ValueError(f"compare needs at least 2 scenarios, got {len(played)}")
+    names = [s.name for s in played]
+    if labels is not None:
+        names = [str(x) for x in labels]
+    elif len(set_(names)) < len(names):
+        names = [s.source for s in played]
+    first = played[0]
+    rounds = first.rounds if rounds is None else rounds
+    batch = batch_size(rounds, batch_rounds)
+    seq = seed_sequence(first.seed if rng is None else rng)
+    seed = seed_value(seq)
+    lock = Lock()
+
+    def count(n: int) -> None:
+        if progress is not None:
+            with lock:
+                progress(n)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = [
+            pool.submit(simulate, s, rounds, seq, progress=count, batch_rounds=batch)
+            for s in played
+        ]
+        raws = tuple(f.result() for f in futures)
+    results = tuple(Result.from_raw(s, seed, raw) for s, raw in zip(played, raws, strict=True))
+    k = len(raws[0].batches or [])
+    t = t_quantile_975(k - 1) if k > 1 else float("nan")
+    return SideBySide(
+        results,
+        tuple(names),
+        tuple(pairable(first, s) for s in played),
+        batch,
+        k,
+        t,
+        tuple(dominance(r, n) for r, n in zip(results, names, strict=True)),
+        raws,
+    )
+
+
+def _side_table(side: SideBySide, level: str) -> pd.DataFrame:
+    rows: list[tuple[Any, ...]] = []
+    per_file = []
+    for result in side.results:
+        rows_x = result.rows if level == COMBATANT else result.level_rows(level)
+        per_file.append({(r[0], r[1]): r for r in rows_x})
+    keys = list(dict.fromkeys(k for rows_x in per_file for k in rows_x))
+    terms_a = _batch_terms(side.raws[0], level)
+    for x, (result, raw) in enumerate(zip(side.results, side.raws, strict=True)):
+        terms_x = _batch_terms(raw, level) if side.paired[x] and x else {}
+        for key in keys:
+            row = per_file[x].get(key)
+            if row is None:
+                continue
+            a = per_file[0].get(key)
+            diff = se = low = high = math.nan
+            if a is not None:
+                diff = row[2] - a[2]
+                if x == 0:
+                    se = low = high = 0.0
+                elif side.paired[x] and key in terms_a and key in terms_x:
+                    _, u_a = _linearised(*terms_a[key])
+                    _, u_x = _linearised(*terms_x[key])
+                    u = u_x - u_a
+                    n = u.size
+                    se = math.sqrt(n / (n - 1) * float(np.dot(u, u))) if n > 1 else math.nan
+                    low, high = diff - side.t_paired * se, diff + side.t_paired * se
+                else:
+                    se = math.hypot(row[3], a[3])
+                    low, high = diff - Z95 * se, diff + Z95 * se
+            rows.append(
+                (
+                    *key,
+                    side.labels[x],
+                    result.scenario.system,
+                    side.paired[x],
+                    *row[2:],
+                    diff,
+                    se,
+                    low,
+                    high,
+                )
+            )
+    return pd.DataFrame(rows, columns=[level, *SIDE_COLUMNS])

@@ -31,7 +31,7 @@ from simkit.metrics.registry import (
     public_metrics,
     ratio_metrics,
 )
-from simkit.metrics.sums import Sums, aggregate_round, close_round, flush_cycle, flush_rows
+from simkit.metrics.sums import Sums, aggregate_round, flush_cycle, flush_rows
 
 __all__ = [
     "ACTION_ECONOMY",
@@ -53,7 +53,6 @@ __all__ = [
     "Sums",
     "UnknownMetric",
     "aggregate_round",
-    "close_round",
     "estimates",
     "flush_cycle",
     "flush_rows",

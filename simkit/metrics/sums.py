@@ -79,15 +79,6 @@ def aggregate_round(y, src, dst, op):
 
 
 @njit(nogil=True)
-def close_round(yr, y, src, dst, op):
-    """End of a round in a multi-round cycle: aggregate ``yr``, add it to ``y``, zero ``yr``."""
-    aggregate_round(yr, src, dst, op)
-    for m in range(yr.size):
-        y[m] += yr[m]
-        yr[m] = 0
-
-
-@njit(nogil=True)
 def flush_cycle(y, length, s1, s2, sl, sx, pa, pb, tot):
     """Add one finished cycle ``y`` (``length`` rounds) to the running sums; zero ``y``."""
     for k in range(pa.size):

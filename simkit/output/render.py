@@ -13,8 +13,12 @@ and every format is drawn from those rows the same way:
   ...], "notes": [...]}``, NaN as ``null``.
 
 The kinds are ``run``, ``sweep``, ``compare``, ``tune`` and ``trace`` (the results of
-the commands of those names).  An unknown kind or format is a ``ValueError`` here, and
-nowhere else.  Nothing here simulates; the results are read by their attributes.
+the commands of those names), ``side_by_side`` (``compare`` of three or more files,
+``SideBySide``) and ``dominance`` (``run --dominance``, ``Dominance``).  A metric
+family's name in ``metrics`` (``acts_before``) means every member of it
+(``acts_before.X`` for every other combatant).  An unknown kind or format is a
+``ValueError`` here, and nowhere else.  Nothing here simulates; the results are read
+by their attributes.
 """
 
 from __future__ import annotations
@@ -165,13 +169,121 @@ def _trace(trace: Any, view: View) -> Tidy:
     )
 
 
+DOMINANCE_COLUMNS = ["scenario", "system", "fastest", "other", "stat", "other_stat", "tied"]
+
+
+def _dominance_rows(d: Any) -> list[list[Any]]:
+    return [
+        [d.label, d.system, f, other, d.stat, other_stat, d.tied, mean, se, low, high]
+        for f, other, other_stat, mean, se, low, high in d.rows
+    ]
+
+
+def _dominance(d: Any, view: View) -> Tidy:
+    return Tidy(
+        "dominance",
+        {
+            "scenario": d.label,
+            "system": d.system,
+            "stat": d.stat_field,
+            "fastest": list(d.fastest),
+            "tied": d.tied,
+            "rounds": d.rounds,
+            "seed": d.seed,
+        },
+        [*DOMINANCE_COLUMNS, *STATS],
+        _dominance_rows(d),
+        [d.heading(), DOMINANCE_NOTE],
+    )
+
+
+DOMINANCE_NOTE = (
+    "acts before: P(the fastest's first action of the round comes strictly before the "
+    "other's; the other taking no action counts as later), result.acts_before()"
+)
+
+
+def side_by_side_rows(side: Any, view: View) -> Any:
+    """The rows of a side-by-side comparison shown for ``view``: the metrics every
+    scenario has (``all_metrics``: every metric), or ``view.metrics``."""
+    t = side.level_table(view.by)
+    if view.metrics:
+        return t[t.metric.isin(list(view.metrics))]
+    if view.all_metrics:
+        return t
+    per = t.groupby("metric", sort=False)["scenario"].nunique()
+    common = set(per[per == len(side.labels)].index)
+    return t[t.metric.isin(common) & ~t.metric.str.contains(".", regex=False)]
+
+
+def _side_by_side(side: Any, view: View) -> Tidy:
+    columns, rows = _frame(side_by_side_rows(side, view))
+    return Tidy(
+        "side_by_side",
+        {
+            "scenarios": list(side.labels),
+            "systems": [r.scenario.system for r in side.results],
+            "paired": list(side.paired),
+            "rounds": side.rounds,
+            "seed": side.seed,
+            "batches": side.batches,
+            "batch_rounds": side.batch_rounds,
+            "by": view.by,
+            "metrics": list(view.metrics) if view.metrics else None,
+            "dominance": [
+                dict(zip([*DOMINANCE_COLUMNS, *STATS], r, strict=True))
+                for d in side.dominance
+                for r in _dominance_rows(d)
+            ],
+        },
+        columns,
+        rows,
+        [SIDE_NOTE],
+    )
+
+
+SIDE_NOTE = (
+    "difference: from the first scenario; paired (common random numbers, batch means, t) "
+    "where a scenario has the first's system and combatants, otherwise from independent "
+    "runs (z)"
+)
+
+
 TIDY: dict[str, Callable[[Any, View], Tidy]] = {
     "run": _run,
     "sweep": _sweep,
     "compare": _compare,
     "tune": _tune,
     "trace": _trace,
+    "side_by_side": _side_by_side,
+    "dominance": _dominance,
 }
+
+
+def _metric_names(kind: str, result: Any) -> list[str]:
+    """Every metric name of a result (families' members included), for expanding a
+    family's name."""
+    if kind == "run":
+        return list(dict.fromkeys(r[1] for r in result.rows))
+    if kind == "compare":
+        return list(dict.fromkeys(result.table.metric))
+    if kind == "side_by_side":
+        return list(dict.fromkeys(m for r in result.results for _, m, *_ in r.rows))
+    return []
+
+
+def expand_metrics(kind: str, result: Any, metrics: Sequence[str] | None) -> list[str] | None:
+    """``metrics`` with each family's name (``acts_before``) replaced by its members
+    (``acts_before.X`` ...) where the result has no metric of that very name."""
+    if not metrics:
+        return None if metrics is None else list(metrics)
+    names = _metric_names(kind, result)
+    plain = set(names)
+    out: list[str] = []
+    for m in metrics:
+        members = [n for n in names if n.startswith(m + ".")] if m not in plain else []
+        out += members or [m]
+    return list(dict.fromkeys(out))
 
 
 def tidy(kind: str, result: Any, view: View | None = None) -> Tidy:
@@ -192,6 +304,12 @@ def _table(kind: str, result: Any, view: View) -> str:
         )
     if kind == "tune":
         return terminal.tuning_table(result, width=view.width)
+    if kind == "side_by_side":
+        return terminal.side_by_side_table(
+            result, side_by_side_rows(result, view), by=view.by, width=view.width
+        )
+    if kind == "dominance":
+        return terminal.dominance_table([result], width=view.width)
     return "\n".join(terminal.fit(result.lines, view.width))  # trace
 
 
@@ -268,7 +386,7 @@ def render(
     ``fmt`` (table, csv, md, json); see the module docstring.  KeyError for a metric
     that is not in the result."""
     check(kind, fmt)
-    view = View(by, metrics, width, all_metrics)
+    view = View(by, expand_metrics(kind, result, metrics), width, all_metrics)
     if fmt == "table":
         return _table(kind, result, view)
     return WRITERS[fmt](TIDY[kind](result, view))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from simkit.metrics import UnknownMetric, metric
+from simkit.metrics import Z95, UnknownMetric, metric
 from simkit.output.numbers import (
     format_difference,
     format_estimate,
@@ -133,6 +133,8 @@ def result_table(
     """The table ``simkit run`` prints: the metrics per combatant, group or side, the
     scenario metrics and a last line on the run."""
     rows = result.level_rows(by)
+    if by == "combatant" and metrics and any("." in m for m in metrics):
+        rows = [r for r in result.rows if r[0]]  # a family's members: acts_before.X ...
     if by == "combatant":
         names = list(result.scenario.names)
         sides = {c.name: c.side for c in result.scenario.combatants}
@@ -189,7 +191,7 @@ def comparison_table(
     """A comparison as text: by default only the rows whose paired 95% interval excludes
     0 (``all_metrics``: every row), then how much narrower pairing made the intervals."""
     t = comparison.level_table(by) if by != "combatant" else comparison.table
-    t = t[~t.metric.str.contains(".", regex=False)] if not all_metrics else t
+    t = t[~t.metric.str.contains(".", regex=False)] if not (all_metrics or metrics) else t
     if metrics:
         t = t[t.metric.isin(list(metrics))]
     shown = t if all_metrics else t[(t.ci_low > 0) | (t.ci_high < 0)]
@@ -298,4 +300,90 @@ def tuning_table(tuning: Any, *, width: int = WIDTH) -> str:
         f"{len(tuning.points)} points x {tuning.sweep.rounds:,} rounds, seed {tuning.sweep.seed} "
         "(the same dice at every point); ± is the 95% interval half-width"
     )
+    return "\n".join(fit(lines, width))
+
+
+def side_by_side_table(side: Any, rows: Any, *, by: str = "combatant", width: int = WIDTH) -> str:
+    """``simkit compare A B C ...``: one row per (who, metric), for each scenario its
+    mean ± 95% half-width and, after A, its difference from A (paired, or marked
+    unpaired); then the dominance of each scenario's fastest combatant."""
+    letters = [_letter(k) for k in range(len(side.labels))]
+    lines = []
+    for k, (label, result) in enumerate(zip(side.labels, side.results, strict=True)):
+        how = ""
+        if k:
+            how = (
+                ", paired with A"
+                if side.paired[k]
+                else ", unpaired ("
+                + (
+                    "another system"
+                    if result.scenario.system != side.results[0].scenario.system
+                    else "other combatants"
+                )
+                + "): independent intervals"
+            )
+        system = result.scenario.system
+        named = label if label.endswith(f"({system})") else f"{label} ({system})"
+        lines.append(f"{letters[k]}: {named}{how}")
+    header: list[str] = []
+    for k in range(len(side.labels)):
+        header.append(letters[k])
+        if k:
+            header.append(f"{letters[k]} − A" + ("" if side.paired[k] else " unpaired"))
+    cells: dict[tuple[str, str], list[str]] = {}
+    for r in rows.itertuples(index=False):
+        who = getattr(r, by) or "(scenario)"
+        row = cells.setdefault((who, r.metric), [""] * len(header))
+        k = side.labels.index(r.scenario)
+        row[2 * k - 1 if k else 0] = cell(r.metric, r.mean, r.se)
+        if k:
+            t = side.t_paired if side.paired[k] else Z95
+            row[2 * k] = format_difference(r.metric, r.difference, t * r.se_difference)
+    key_rows = [[who, header_of(m)] for who, m in cells]
+    if cells:
+        lines += grid([by, "metric"], key_rows, header, list(cells.values()), width)
+    else:
+        lines.append("No metric that every scenario has (--all shows every metric).")
+    lines.append("")
+    lines += dominance_table(side.dominance, width=width, letters=letters).split("\n")
+    lines.append(
+        f"{side.rounds:,} rounds each, seed {side.seed}; ± is the 95% half-width: of each "
+        f"mean; of a paired difference from A ({side.batches} batches of up to "
+        f"{side.batch_rounds:,} rounds, t); of an unpaired one (independent runs, z); "
+        "probabilities in %, differences in percentage points (pp)"
+    )
+    return "\n".join(fit(lines, width))
+
+
+def _letter(k: int) -> str:
+    return chr(ord("A") + k) if k < 26 else f"#{k + 1}"
+
+
+def dominance_table(
+    dominances: Sequence[Any], *, width: int = WIDTH, letters: Sequence[str] | None = None
+) -> str:
+    """How often the fastest combatant (the highest main stat) acts before each other
+    one, for each of ``dominances`` (``analysis.compare.Dominance``)."""
+    lines = ["Dominance: how often the fastest combatant acts before each other one"]
+    keys = (["scenario"] if letters else []) + ["fastest", "other"]
+    key_rows, body = [], []
+    for k, d in enumerate(dominances):
+        lines.append((f"{letters[k]}: " if letters else f"{d.label} ({d.system}): ") + d.heading())
+        for f, other, other_stat, mean, se, _, _ in d.rows:
+            key_rows.append(
+                ([letters[k]] if letters else []) + [f, f"{other} ({d.stat_field} {other_stat})"]
+            )
+            body.append([format_estimate("acts_before", mean, se, unit=False)])
+    if body:
+        lines += grid(keys, key_rows, ["acts before %"], body, width)
+    else:
+        lines.append("(one combatant only: nobody to act before)")
+    if not letters:
+        d = dominances[0]
+        lines.append(
+            f"{d.rounds:,} rounds, seed {d.seed}; ± is the 95% interval half-width; acts "
+            "before: its first action of the round comes strictly before the other's (the "
+            "other taking no action counts as later)"
+        )
     return "\n".join(fit(lines, width))

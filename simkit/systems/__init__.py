@@ -8,7 +8,7 @@ line below; a test or a plug-in can also ``register`` one at run time.
 
 from __future__ import annotations
 
-from simkit.systems.registry import all_systems, get, names, register, unregister
+from simkit.systems.installed import all_systems, get, names, register, unregister
 
 __all__ = ["all_systems", "get", "names", "register", "unregister"]
 

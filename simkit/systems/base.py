@@ -465,6 +465,6 @@ class SystemBase(RulesBase, KernelBase, PresentationBase, FixturesBase):
         return f"<system {self.name}>"
 
     def __reduce__(self) -> tuple[Any, ...]:  # pickled by name (Dask tasks)
-        from simkit.systems.registry import get
+        from simkit.systems.installed import get
 
         return (get, (self.name,))

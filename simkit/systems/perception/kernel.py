@@ -15,12 +15,12 @@ played round:
 ``_run_histogram``
     ``run_chunk`` for up to ``HIST_MAX_N`` combatants: a round only counts its
     *outcome* (every slot, every stated target and where P3's information runs break,
-    packed in 19 bits at most) in a hash table; once per chunk each outcome met is
-    turned back into a round (``_decode``), counted by ``_count_round`` and flushed
-    with its number of rounds.  In individual mode with attack_share 0 or 1 the
-    outcomes of most rounds come from ``_lanes``, which plays many rounds side by side
-    from their first sixteen byte draws (a shortcut held equal to ``_play_round`` by the
-    tests; section "lanes").
+    packed in 19 bits at most) in the outcome histogram of counting.py; once per chunk
+    each outcome met is turned back into a round (``_decode``), counted by
+    ``_count_round`` and flushed with its number of rounds.  In individual mode with
+    attack_share 0 or 1 the outcomes of most rounds come from ``_lanes``, which plays
+    many rounds side by side from their first sixteen byte draws (a shortcut held equal
+    to ``_play_round`` by the tests; section "lanes"; ``why_not_lanes`` names why not).
 
 Every round is its own regeneration cycle (nothing carries over), so every path
 gives, bit for bit, the sums of ``metrics.flush_cycle(y, 1, ...)`` over the rounds'
@@ -83,7 +83,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simkit.metrics import Layout, Sums, aggregate_round
+from simkit.metrics import Layout, Sums
 from simkit.systems.base import (
     EVENT_WIDTH,
     MAX_COMBATANTS,
@@ -92,6 +92,17 @@ from simkit.systems.base import (
     SHARE_NEVER,
     code_of,
     share_code,
+)
+from simkit.systems.counting import HISTOGRAM_EMPTY as HASH_EMPTY
+from simkit.systems.counting import HISTOGRAM_HEADER as HASH_HEADER
+from simkit.systems.counting import (
+    aggregate_round,
+    first_reason,
+    flush_weighted,
+    histogram_add,
+    histogram_capacity,
+    histogram_clear,
+    new_histogram,
 )
 from simkit.systems.perception.schema import (
     GROUP_STAT_CODES,
@@ -234,13 +245,11 @@ HIST_MAX_N = 4  # the histogram path takes up to 4 combatants
 CODE_SLOT_BITS = 2
 CODE_CHOICE_BITS = 2
 CODE_BITS = CODE_SLOT_BITS + CODE_CHOICE_BITS  # per combatant
-HASH_BITS = 12  # outcomes are counted in a hash table of 4096 (outcome, rounds) pairs
-HASH_CAPACITY = 1 << HASH_BITS
-HASH_LOAD = HASH_CAPACITY // 2  # the table is emptied into the sums beyond this
-HASH_EMPTY = -1
-HASH_MASK = HASH_CAPACITY - 1
-HASH_MULTIPLIER = 0x9E3779B1  # multiplicative hashing; codes < 2**19: no overflow
-HASH_SHIFT = 16
+HASH_BITS = 12  # outcomes are counted in a counting.new_histogram of 4096 entries at first
+HASH_MAX_BITS = 16  # growing to 65,536; emptied into the sums beyond half of that
+
+# Why ``_lanes`` cannot serve a scenario (``why_not_lanes``, ``Compiled.lanes_off``).
+LANE_REASONS = ("group_mode", "too_many_combatants", "share_between_0_and_1")
 
 
 @dataclass(frozen=True)
@@ -256,6 +265,7 @@ class Compiled:
     pair_before: np.ndarray  # acts_before slots that a cross sum reads
     n_rollers: int
     sides: tuple[str, ...]  # side names (group-mode events name the side that rolls)
+    lanes_off: str | None  # why _lanes cannot serve the scenario (LANE_REASONS), or None
 
     @property
     def n(self) -> int:
@@ -330,20 +340,31 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         layout.unit_offset,
         layout.size,
     )
-    par[P_LANES] = (
-        mode == MODE_INDIVIDUAL
-        and n <= HIST_MAX_N
-        and all(tab[T_SHARE, i] in (SHARE_NEVER, SHARE_ALWAYS) for i in range(n))
-    )
+    lanes_off = why_not_lanes(mode, n, [int(tab[T_SHARE, i]) for i in range(n)])
+    par[P_LANES] = lanes_off is None
     return Compiled(
         layout=layout,
         tab=tab,
         n_rollers=n if mode == MODE_INDIVIDUAL else ns,
         sides=tuple(sides),
+        lanes_off=lanes_off,
         agg=layout.aggregation,
         **_varying_aggregation(layout),
         pairs=layout.pair_indices(),
         pair_before=_pair_before(layout),
+    )
+
+
+def why_not_lanes(mode: int, n: int, shares: list[int]) -> str | None:
+    """None if ``_lanes`` can play the scenario's rounds side by side, else the name of
+    the first reason it cannot (LANE_REASONS): a lane carries one d10 per combatant and
+    a target draw per attack from several targets, for at most HIST_MAX_N combatants."""
+    return first_reason(
+        (
+            ("group_mode", mode == MODE_INDIVIDUAL),  # P2 side dice and fair orders
+            ("too_many_combatants", n <= HIST_MAX_N),  # the histogram path's outcome codes
+            ("share_between_0_and_1", all(s in (SHARE_NEVER, SHARE_ALWAYS) for s in shares)),
+        )
     )
 
 
@@ -635,21 +656,6 @@ def _full_row(tab, src, dst, op, y):
     aggregate_round(y, src, dst, op)
 
 
-@njit(**JIT)
-def _flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot):
-    """``w`` one-round cycles whose row is ``y`` (metrics.flush_cycle, ``w`` times)."""
-    for k in range(pa.size):
-        sx[k] += w * y[pa[k]] * y[pb[k]]
-    for m in range(y.size):
-        v = y[m]
-        s1[m] += w * v
-        s2[m] += w * v * v
-        sl[m] += w * v
-    tot[0] += w
-    tot[1] += w
-    tot[2] += w
-
-
 # --------------------------------------------------------------------------- run: general
 @njit(**JIT)
 def _run_general(
@@ -778,14 +784,14 @@ def _decode(code, tab):
 @njit(**JIT)
 def _empty_table(table, tab, src, dst, op, y, s1, s2, sl, sx, pa, pb, tot):
     """Count every outcome in the table once, with its number of rounds; empty it."""
-    for h in range(HASH_CAPACITY):
-        code = table[2 * h]
+    for h in range(histogram_capacity(table)):
+        at = HASH_HEADER + 2 * h
+        code = table[at]
         if code != HASH_EMPTY:
             _decode(code, tab)
             _full_row(tab, src, dst, op, y)
-            _flush_weighted(y, table[2 * h + 1], s1, s2, sl, sx, pa, pb, tot)
-            table[2 * h] = HASH_EMPTY
-            table[2 * h + 1] = 0
+            flush_weighted(y, table[at + 1], s1, s2, sl, sx, pa, pb, tot)
+    histogram_clear(table)
 
 
 # --------------------------------------------------------------------------- lanes
@@ -943,14 +949,14 @@ def _lanes(key, first, tab, codes, words, second, lanes):
 @njit(**JIT)
 def _run_histogram(
     key, first, n_rounds, tab, src, dst, op, table, y, s1, s2, sl, sx, pa, pb, tot, st, codes,
-    used, final,
+    final,
 ):  # fmt: skip
     """Play rounds ``first ..`` of the chunk with key ``key`` (at most ``HIST_MAX_N``
-    combatants); count each distinct outcome once (module docstring).  ``table``: a hash
-    table of (outcome, rounds) pairs, open addressing, holding ``used`` outcomes; emptied
-    into the sums when ``final`` (else the next call goes on with it).  ``codes``: the
+    combatants); count each distinct outcome once (module docstring).  ``table``: the
+    outcome histogram (counting.new_histogram); emptied into the sums when ``final``
+    (else the next call goes on with it) or when full at its largest.  ``codes``: the
     outcomes of the first ``codes.size`` rounds from the lanes (``_lanes``; -1: play the
-    round).  Returns the outcomes the table holds."""
+    round)."""
     key = unmanaged(key)
     tab = unmanaged(tab)
     table = unmanaged(table)
@@ -971,20 +977,10 @@ def _run_histogram(
                 code |= field << (CODE_BITS * i)
             for p in range(n - 1):
                 code |= (tab[T_RUN_END, p] == p + 1) << (CODE_BITS * n + p)
-        h = ((code * HASH_MULTIPLIER) >> HASH_SHIFT) & HASH_MASK
-        while table[2 * h] != code and table[2 * h] != HASH_EMPTY:
-            h = (h + 1) & HASH_MASK
-        if table[2 * h] == HASH_EMPTY:
-            table[2 * h] = code
-            used += 1
-        table[2 * h + 1] += 1
-        if used > HASH_LOAD:
+        if histogram_add(table, code, 1):  # full at its largest: emptied into the sums
             _empty_table(table, tab, src, dst, op, y, s1, s2, sl, sx, pa, pb, tot)
-            used = 0
     if final:
         _empty_table(table, tab, src, dst, op, y, s1, s2, sl, sx, pa, pb, tot)
-        used = 0
-    return used
 
 
 # --------------------------------------------------------------------------- trace
@@ -1044,23 +1040,21 @@ def run_chunk(
     key4 = np.ascontiguousarray(key[:4], dtype=np.uint64)
     tab = compiled.tab.copy()
     if histogram:
-        table = np.zeros(2 * HASH_CAPACITY, np.int64)
-        table[::2] = HASH_EMPTY
+        table = new_histogram(HASH_BITS, HASH_MAX_BITS)
         side_by_side = bool(tab[T_PAR, P_LANES])
         # the lanes' codes a block at a time, into one buffer of at most LANE_BLOCK
         # rounds (512 KiB) however long the chunk
         codes = np.empty(min(n_rounds, LANE_BLOCK) if side_by_side else 0, np.int64)
         lanes = np.zeros((L_ROWS, FAST_LANES), np.int32)
         words = np.zeros((2, FAST_LANES), np.uint64)
-        used = 0
         for start in range(0, n_rounds, LANE_BLOCK):
             m = min(LANE_BLOCK, n_rounds - start)
             block = codes[: m // FAST_LANES * FAST_LANES]
             if block.size:
                 _lanes(key4, first + start, tab, block, words[0], words[1], lanes)
-            used = _run_histogram(key4, first + start, m, tab, src, dst, op, table, y, sums.s1,
-                                  sums.s2, sums.sl, sums.sx, pa, pb, sums.tot, st, block, used,
-                                  start + m == n_rounds)  # fmt: skip
+            _run_histogram(key4, first + start, m, tab, src, dst, op, table, y, sums.s1, sums.s2,
+                           sums.sl, sums.sx, pa, pb, sums.tot, st, block,
+                           start + m == n_rounds)  # fmt: skip
         return
     n = lay.n
     stride = -(-n // BYTE_BLOCK) * BYTE_BLOCK  # acts_before rows, padded (_run_general)
@@ -1098,7 +1092,7 @@ def trace_rounds(
 
 def hist_bins(n: int) -> int:
     """Histogram size of ``run_chunk`` for ``n`` combatants (1: no histogram)."""
-    return HASH_CAPACITY if n <= HIST_MAX_N else 1
+    return 1 << HASH_BITS if n <= HIST_MAX_N else 1
 
 
 trace = trace_rounds  # the kernel module interface of base.KernelBase

@@ -48,9 +48,14 @@ import numpy as np
 
 from simkit.metrics import Layout, Sums
 from simkit.metrics.layout import OP_SUM
-from simkit.metrics.registry import PROBABILITY, metric
-from simkit.metrics.sums import aggregate_round
 from simkit.systems.base import EVENT_WIDTH, MAX_COMBATANTS, code_of, share_code
+from simkit.systems.counting import (
+    aggregate_batch,
+    aggregate_round,
+    binary_slots,
+    clear_batch,
+    flush_batch,
+)
 from simkit.systems.readiness import schema
 from simkit.systems.readiness.codes import (
     ACTIONS,
@@ -317,20 +322,21 @@ def _emission(layout: Layout, never: frozenset[str]):
     n_units = layout.size - layout.unit_offset
     first_unit = n_counts + n_scen
     agg_counts = layout.aggregated
+    binary = binary_slots(layout)  # the slots that are 0 or 1 in a round
     emit = []  # (row, slot, 1 if the count is 0 or 1 in a round)
     for i in range(layout.n):
         for m, count in enumerate(layout.counts):
             if count not in never:
                 slot = int(layout.count_slots[i, m])
-                emit.append((slot, slot, int(metric(count).kind == PROBABILITY)))
+                emit.append((slot, slot, int(slot in binary)))
     for k, count in enumerate(layout.scenario_counts):
         if count not in never:
-            emit.append((n_counts + k, layout.scenario_offset + k, 1))
+            slot = layout.scenario_offset + k
+            emit.append((n_counts + k, slot, int(slot in binary)))
     for u in range(n_units):
-        count = agg_counts[u % len(agg_counts)]
-        if count not in never:
-            binary = int(metric(count).kind == PROBABILITY)
-            emit.append((first_unit + u, layout.unit_offset + u, binary))
+        if agg_counts[u % len(agg_counts)] not in never:
+            slot = layout.unit_offset + u
+            emit.append((first_unit + u, slot, int(slot in binary)))
     ranges = np.array(emit, dtype=np.int64).reshape(-1, 3).T.copy()
     src, dst, op = layout.aggregation
     agg = np.stack([src, dst - layout.unit_offset + first_unit, op]).astype(np.int64)
@@ -437,16 +443,7 @@ def flusher(always_single):
         if not always_single:
             for b in range(cycles):
                 single &= L[b] == 1
-        for k in range(agg_sum.shape[1]):  # group and side rows (Layout.aggregation): sums
-            dst = np.uint64(agg_sum[1, k] << lb)
-            src = np.uint64(agg_sum[0, k] << lb)
-            for b in range(cycles):
-                Y[dst + b] += Y[src + b]
-        for k in range(agg_any.shape[1]):  # ... and "any member" of probability counts
-            dst = np.uint64(agg_any[1, k] << lb)
-            src = np.uint64(agg_any[0, k] << lb)
-            for b in range(cycles):
-                Y[dst + b] = max(Y[dst + b], Y[src + b])
+        aggregate_batch(Y, nb, lb, agg_sum, agg_any)  # group and side rows
         for k in range(derived.shape[1]):  # pair slots outside the rows
             i = derived[1, k]
             j = derived[2, k]
@@ -457,47 +454,7 @@ def flusher(always_single):
                     Y[out + b] = 1 if F[i, b] < F[j, b] else 0
                 else:
                     Y[out + b] = (1 if Y[acts + b] == j else 0) + ((L[b] - 1) if j == 0 else 0)
-        for e in range(ranges.shape[1]):  # one pass along the cycles per row
-            ys = np.uint64(ranges[0, e] << lb)
-            slot = ranges[1, e]
-            a1 = 0
-            if single and ranges[2, e] != 0:  # y is 0 or 1, and L is 1: y^2 = y L = y
-                for b in range(cycles):
-                    a1 += np.int64(Y[ys + b])
-                s1[slot] += a1
-                s2[slot] += a1
-                sl[slot] += a1
-                continue
-            a2 = 0
-            if always_single or single:  # L is 1: y L = y
-                for b in range(cycles):
-                    v = np.int64(Y[ys + b])
-                    a1 += v
-                    a2 += v * v
-                s1[slot] += a1
-                s2[slot] += a2
-                sl[slot] += a1
-                continue
-            al = 0
-            for b in range(cycles):
-                v = np.int64(Y[ys + b])
-                a1 += v
-                a2 += v * v
-                al += v * L[b]
-            s1[slot] += a1
-            s2[slot] += a2
-            sl[slot] += al
-        for k in range(pair_rows.shape[1]):
-            ya = np.uint64(pair_rows[0, k] << lb)
-            yb = np.uint64(pair_rows[1, k] << lb)
-            acc = 0
-            for b in range(cycles):
-                acc += np.int64(Y[ya + b]) * np.int64(Y[yb + b])
-            sx[k] += acc
-        for b in range(cycles):
-            tot[0] += 1
-            tot[1] += L[b]
-            tot[2] += L[b] * L[b]
+        flush_batch(Y, L, nb, lb, always_single or single, ranges, pair_rows, s1, s2, sl, sx, tot)
         for i in range(n):
             acts = CS[i, ACTIONS]  # actions_dist: the cycle's actions (and its stalemate)
             d = dist_off[i]
@@ -552,10 +509,7 @@ def flusher(always_single):
                         sl[d + acts] += extra
                     for j in range(n):
                         AB[1, i, j] += extra if F[i, b] < F[j, b] else 0
-        for b in range(cycles):
-            L[b] = 0
-        for m in range(Y.size):
-            Y[m] = 0
+        clear_batch(Y, L, nb)
 
     return flush
 

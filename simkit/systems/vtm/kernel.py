@@ -90,9 +90,7 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
-from simkit.metrics import Layout, Sums, aggregate_round
-from simkit.metrics.layout import OP_ANY
-from simkit.metrics.registry import PROBABILITY, metric
+from simkit.metrics import Layout, Sums
 from simkit.systems.base import (
     EVENT_WIDTH,
     MAX_COMBATANTS,
@@ -104,6 +102,17 @@ from simkit.systems.base import (
     code_of,
     codes,
     share_code,
+)
+from simkit.systems.counting import (
+    aggregate_round,
+    aggregation_entries,
+    alias_units,
+    binary_slots,
+    close_chunk,
+    constant_units,
+    first_reason,
+    pack_plan,
+    unit_members,
 )
 from simkit.systems.stream import (
     BYTE_LIMIT,
@@ -298,6 +307,7 @@ class Compiled:
     alias_slots: np.ndarray  # slots equal to another in every round
     alias_of: np.ndarray
     pairs_round: np.ndarray  # pair numbers whose product is summed every round
+    lanes_off: str | None = None  # why _lanes cannot serve the scenario (LANE_REASONS)
 
 
 # Header of Compiled.plan: where each list starts (the next one's start is its end)
@@ -322,20 +332,6 @@ class Compiled:
     H_LANES,  # 1: rounds may be played FAST_LANES side by side (_lanes)
 ) = range(17)
 H_SIZE = 17
-
-
-def _pack(parts: list[np.ndarray], flags: dict[int, bool]) -> np.ndarray:
-    """Compiled.plan from its lists (in H_* order) and flags."""
-    plan = np.zeros(H_SIZE + sum(len(x) for x in parts), dtype=np.int64)
-    at = H_SIZE
-    for h, part in enumerate(parts):
-        plan[h] = at
-        plan[at : at + len(part)] = part
-        at += len(part)
-    plan[H_END] = at
-    for h, flag in flags.items():
-        plan[h] = flag
-    return plan
 
 
 # ----------------------------------------------------------------------------- compile
@@ -406,21 +402,14 @@ def compile_scenario(scenario, layout: Layout, plain: bool = False) -> Compiled:
     k = f["pairs_round"]
     pairs = np.stack([k, pa[k], pb[k]], axis=1).reshape(-1)
     src, dst, op = f.pop("agg")
-    kinds = _value_kinds(layout, f["value_slots"])
-    lanes = (
-        f["coded"] and f["ranked"] and not (f["declare"] or f["finish"] or f["zero_all"])
-        and tie != TIE_RANDOM and kinds is not None
-        and not (f["flush"].size or f["binary"].size or src.size or k.size)
-        and all(rows[P_TURN][i] == 1 and rows[P_END][i] == 0 for i in range(n))
-        and all(rows[P_SHARE][i] in (SHARE_NEVER, SHARE_ALWAYS) for i in range(n))
-        and min(rows[P_TCOUNT]) >= 1
-        and n + sum(_draws(rows, i) for i in range(n)) <= LANE_BYTES
-    )  # fmt: skip
-    plan = _pack(
+    kinds = _lane_kinds(layout, f["value_slots"])
+    lanes_off = why_not_lanes(f, src.size + k.size, kinds, rows, tie, plain)
+    plan = pack_plan(
         [f.pop("flush"), f.pop("binary"), src, dst, op, pairs, f.pop("before_slots"),
-         f["value_slots"], f["value_weights"], kinds if lanes else []],
+         f["value_slots"], f["value_weights"], kinds if lanes_off is None else []],
         {H_DECLARE: f.pop("declare"), H_FINISH: f.pop("finish"), H_CODED: f["coded"],
-         H_RANKED: f.pop("ranked"), H_ZERO_ALL: f.pop("zero_all"), H_LANES: lanes},
+         H_RANKED: f.pop("ranked"), H_ZERO_ALL: f.pop("zero_all"), H_LANES: lanes_off is None},
+        H_SIZE,
     )  # fmt: skip
     return Compiled(
         layout=layout,
@@ -428,6 +417,7 @@ def compile_scenario(scenario, layout: Layout, plain: bool = False) -> Compiled:
         cs=np.ascontiguousarray(layout.count_slots, dtype=np.int64),
         events_per_round=5 * n + 3 * sum(total),
         plan=plan,
+        lanes_off=lanes_off,
         **f,
     )
 
@@ -437,17 +427,47 @@ def _draws(rows: dict[int, list[int]], i: int) -> bool:
     return rows[P_SHARE][i] == SHARE_ALWAYS and rows[P_TCOUNT][i] > 1
 
 
-def _value_kinds(layout: Layout, value_slots: np.ndarray) -> list[int] | None:
-    """The values code's counts as lanes compute them (``H_VALUE_KINDS``), or None if
-    one of them is not attacks_received or attacked_before_acting."""
+def _lane_kinds(layout: Layout, value_slots: np.ndarray) -> list[int] | str:
+    """The values code's counts as the lanes compute them (``H_VALUE_KINDS``: 2 i + the
+    count's place in LANE_CARRIES), or the name of the first count they do not carry."""
     kinds = []
     cs = layout.count_slots
     for slot in value_slots.tolist():
         i, m = (int(x[0]) for x in np.nonzero(cs == slot))
-        if m not in (ATTACKS_RECEIVED, ATTACKED_BEFORE_ACTING):
-            return None
-        kinds.append(2 * i + int(m == ATTACKS_RECEIVED))
+        if COUNTS[m] not in LANE_CARRIES:
+            return COUNTS[m]
+        kinds.append(2 * i + LANE_CARRIES.index(COUNTS[m]))
     return kinds
+
+
+def why_not_lanes(
+    f: dict, per_round: int, kinds: list[int] | str, rows: dict[int, list[int]], tie: int,
+    plain: bool,
+) -> str | None:  # fmt: skip
+    """None if ``_lanes`` can play the scenario's rounds side by side, else the name of
+    the first reason it cannot (LANE_REASONS).  ``f``: the slot plan's fields
+    (``_SlotPlan.fields``); ``per_round``: aggregation entries and pair products the
+    plan needs every round; ``kinds``: ``_lane_kinds``."""
+    n = len(rows[P_TURN])
+    return first_reason(
+        (
+            ("plain_plan", not plain),
+            ("too_many_combatants", n <= HIST_MAX),
+            ("delay_or_abort", f["ranked"]),
+            ("random_tie", tie != TIE_RANDOM),
+            ("uncarried_count", not isinstance(kinds, str)),
+            ("counts_flushed", not f["flush"].size),  # e.g. too many values for one code
+            (
+                "summed_every_round",
+                not (f["declare"] or f["finish"] or f["zero_all"] or f["binary"].size)
+                and per_round == 0,
+            ),
+            ("several_actions", all(t == 1 for t in rows[P_TURN]) and not any(rows[P_END])),
+            ("share_between_0_and_1", all(v in (SHARE_NEVER, SHARE_ALWAYS) for v in rows[P_SHARE])),
+            ("no_targets", min(rows[P_TCOUNT]) >= 1),
+            ("too_many_draws", n + sum(_draws(rows, i) for i in range(n)) <= LANE_BYTES),
+        )
+    )
 
 
 class _SlotPlan:
@@ -460,7 +480,6 @@ class _SlotPlan:
         n = layout.n
         self.coded = n <= HIST_MAX and not plain
         cs = layout.count_slots
-        src, dst, op = layout.aggregation
         attackers: list[list[int]] = [[] for _ in range(n)]
         for a in range(n):
             if share[a] != SHARE_NEVER:
@@ -493,14 +512,8 @@ class _SlotPlan:
                 const[cs[i, ATTACKED_BEFORE_ACTING]] = 0
         if tie == TIE_RANDOM:  # V2: nobody shares a slot
             const[layout.scenario_index("simultaneous")] = 0
-        members: dict[int, list[int]] = {}
-        for k in range(src.size):
-            members.setdefault(int(dst[k]), []).append(int(src[k]))
-        unit_op = {int(d): int(o) for d, o in zip(dst, op, strict=True)}
-        for d, ms in members.items():  # a group or side slot is constant if its members are
-            if all(x in const for x in ms):
-                values = [const[x] for x in ms]
-                const[d] = max(values) if unit_op[d] == OP_ANY else sum(values)
+        members, unit_op = unit_members(layout)
+        constant_units(members, unit_op, const)
         # aliases: slots equal to another one in every round (copied after the chunk)
         alias: dict[int, int] = {}
         for i in range(n):
@@ -511,15 +524,7 @@ class _SlotPlan:
                 alias[cs[i, UNDEFENDED]] = cs[i, ATTACKS_RECEIVED]
             if share[i] == SHARE_ALWAYS:
                 alias[cs[i, ATTACKS_MADE]] = cs[i, ACTIONS]
-        for d, ms in members.items():  # a unit slot whose members all alias one count
-            targets = {alias.get(x) for x in ms}
-            if None not in targets:
-                units = {
-                    d2 for d2, ms2 in members.items()
-                    if unit_op[d2] == unit_op[d] and sorted(ms2) == sorted(alias[x] for x in ms)
-                }  # fmt: skip
-                if units:
-                    alias[d] = units.pop()
+        alias_units(members, unit_op, alias)
         alias = {a: r for a, r in alias.items() if a not in const and r not in const}
         if plain:
             const, alias = {}, {}
@@ -575,16 +580,15 @@ class _SlotPlan:
         # ranks of the first actions are the slot positions (one code gives both)
         self.ranked = self.coded and not any(can_abort) and not delayers
         needed = flush | read
-        keep = np.array([int(d) in needed for d in dst], dtype=bool)
-        self.agg = (src[keep], dst[keep], op[keep])
-        binary = _binary(layout)
+        self.agg = aggregation_entries(layout, needed)
+        binary = binary_slots(layout)
         self.binary = sorted(flush & binary)
         self.flush = sorted(flush - binary)
         self.const = const
         self.alias = alias
-        self.first_agg = _entries(layout, set(self.first_coded))
-        self.slot_agg = _entries(layout, set(self.slot_coded))
-        self.value_agg = _entries(layout, set(self.value_coded))
+        self.first_agg = aggregation_entries(layout, set(self.first_coded))
+        self.slot_agg = aggregation_entries(layout, set(self.slot_coded))
+        self.value_agg = aggregation_entries(layout, set(self.value_coded))
 
     def fields(self) -> dict:
         ints = lambda xs: np.array(list(xs), dtype=np.int64)  # noqa: E731
@@ -615,25 +619,6 @@ class _SlotPlan:
             "value_coded": ints(self.value_coded),
             "value_agg": self.value_agg,
         }
-
-
-def _binary(layout: Layout) -> set[int]:
-    """The slots that are 0 or 1 in every round (their sum of squares is their sum)."""
-    out = set(range(layout.before_offset, layout.unit_offset))  # acts_before, dists, scenario
-    for i in range(layout.n):
-        for m, name in enumerate(layout.counts):
-            if metric(name).kind == PROBABILITY:
-                out.add(int(layout.count_slots[i, m]))
-    _, dst, op = layout.aggregation
-    out |= {int(d) for d, o in zip(dst, op, strict=True) if o == OP_ANY}
-    return out
-
-
-def _entries(layout: Layout, dsts: set[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The aggregation entries of ``layout`` that fill the slots ``dsts``."""
-    src, dst, op = layout.aggregation
-    keep = np.array([int(d) in dsts for d in dst], dtype=bool)
-    return src[keep], dst[keep], op[keep]
 
 
 # ----------------------------------------------------------------------------- pointers
@@ -1111,6 +1096,15 @@ def _play(st, m, y, cs, ev):
 # a row, a rejected target byte, more than sixteen bytes) is played by ``_setup`` and
 # ``_play`` as usual.  tests/test_vtm_kernel.py holds both ways equal.
 FAST_LANES = 256
+# The counts of the values code a lane computes (``H_VALUE_KINDS``: 2 i + the place here);
+# a values code with any other count turns the lanes off ("uncarried_count").
+LANE_CARRIES = ("attacked_before_acting", "attacks_received")
+# Why ``_lanes`` cannot serve a scenario (``why_not_lanes``, ``Compiled.lanes_off``).
+LANE_REASONS = (
+    "plain_plan", "too_many_combatants", "delay_or_abort", "random_tie", "uncarried_count",
+    "counts_flushed", "summed_every_round", "several_actions", "share_between_0_and_1",
+    "no_targets", "too_many_draws",
+)  # fmt: skip
 (L_OK, L_SLOT, L_VALUE, L_POS, L_ACC, L_DICE_END, L_KEY) = range(7)  # rows of the lanes
 L_LO = L_KEY + HIST_MAX  # then a row per combatant: V2 key, slot start, target
 L_TARGET = L_LO + HIST_MAX
@@ -1485,28 +1479,11 @@ def run_chunk(
     else:  # acts_before: 0 or 1
         s1[before] = block
         s2[before] = block
-    binary = compiled.plan[compiled.plan[H_BINARY] : compiled.plan[H_SRC]]
-    s2[binary] = s1[binary]
-    c = compiled.const_slots
-    v = compiled.const_values
-    s1[c] = n_rounds * v
-    s2[c] = n_rounds * v * v
-    s1[compiled.alias_slots] = s1[compiled.alias_of]
-    s2[compiled.alias_slots] = s2[compiled.alias_of]
-    const = dict(zip(c.tolist(), v.tolist(), strict=True))
-    for kk in range(pa.size):
-        a, b = int(pa[kk]), int(pb[kk])
-        if a in const and b in const:
-            sx[kk] = n_rounds * const[a] * const[b]
-        elif a in const:
-            sx[kk] = const[a] * s1[b]
-        elif b in const:
-            sx[kk] = const[b] * s1[a]
-    sums.s1 += s1
-    sums.s2 += s2
-    sums.sl += s1
-    sums.sx += sx
-    sums.tot += np.array([n_rounds, n_rounds, n_rounds], np.int64)
+    close_chunk(
+        sums, n_rounds, s1, s2, sx, compiled.plan[compiled.plan[H_BINARY] : compiled.plan[H_SRC]],
+        compiled.const_slots, compiled.const_values, compiled.alias_slots, compiled.alias_of,
+        pa, pb,
+    )  # fmt: skip
 
 
 TRACE_EVENTS = 1 << 20  # event rows a batch of traced rounds may hold

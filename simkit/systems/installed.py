@@ -1,4 +1,4 @@
-"""The registry of initiative systems: name -> System object.
+"""The installed initiative systems (the systems registry): name -> System object.
 
 ``simkit.systems`` registers the built-in systems on import; a test or plug-in can
 ``register`` one more at run time.

@@ -1,0 +1,384 @@
+"""The counting engine of every kernel: from the counts of rounds to the metric sums.
+
+A kernel plays rounds by its rules and writes what happened as *counts*; everything
+after that is here, one convention for all three systems:
+
+Count rows
+    A round's (or a regeneration cycle's) counts are a row over the slots of its
+    ``Layout``: int64, one entry per slot, the group and side slots filled from the
+    combatants' by ``aggregate_round`` (metrics.sums, the definition of the sums).  A
+    kernel that keeps many cycles before summing them (readiness) keeps them as a
+    *batch*: row ``r`` of cycle ``b`` at ``(r << lb) + b`` of one counts array, so that
+    every loop runs along the cycles of one row and vectorises.
+
+The slot plan
+    ``Layout.count_slots[i, k]`` is the slot of count ``k`` of combatant ``i``; the plan
+    of a kernel says what happens to every slot: summed every round or cycle
+    (``flushed``), 0 or 1 (``binary_slots``: its sum of squares is its sum), constant,
+    an alias of another, or recovered from an outcome code.  ``aggregation_entries``
+    picks the ``Layout.aggregation`` entries that fill a set of slots; ``pack_plan``
+    lays lists of slots and flags out as one int64 vector a kernel reads through a
+    header (``plan[h]``: where list ``h`` starts, the next list's start its end).
+    A slot the same in every round is *constant*, one equal to another an *alias*
+    (``constant_units`` and ``alias_units`` extend both to the group and side slots);
+    a kernel sums neither, and ``close_chunk`` fills in their sums after the chunk.
+
+Flushes into regeneration-cycle sums (metrics.sums.Sums)
+    ``flush_cycle`` adds one finished cycle's row; ``flush_weighted`` adds ``w`` one-round
+    cycles with the same row (an outcome met ``w`` times); ``aggregate_batch``,
+    ``flush_batch`` and ``clear_batch`` do the same for a batch of cycles.  All sums are
+    int64, so the order of the cycles never changes a bit of them.
+
+Outcome histogram
+    A round whose counts follow from a small *outcome code* is counted as that code: an
+    open-addressing hash table of (code, rounds) pairs (``new_histogram``,
+    ``histogram_add``) that starts small, doubles while more than half full, up to
+    ``HISTOGRAM_MAX_BITS``; beyond that ``histogram_add`` says so and the kernel turns
+    every outcome back into its row (its own decoding), flushes it with
+    ``flush_weighted`` and clears the table (``histogram_clear``).
+
+Fast paths and their reasons
+    A kernel's fast path (rounds played side by side, "lanes") serves only some
+    scenarios.  Its kernel declares what a lane carries (``LANE_CARRIES``) and a
+    ``why_not_lanes`` that returns ``None`` or the *name* of the first reason it cannot
+    serve the scenario (``first_reason``), kept on the compiled scenario
+    (``Compiled.lanes_off``) for the tests to read: a count the lanes do not carry turns
+    them off by a named reason, never silently.
+
+tests/test_counting.py tests this module directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+from numba import njit
+
+from simkit.metrics.layout import OP_ANY, Layout
+from simkit.metrics.registry import PROBABILITY, metric
+from simkit.metrics.sums import aggregate_round, flush_cycle
+from simkit.systems.support import JIT
+
+__all__ = [
+    "HISTOGRAM_EMPTY",
+    "HISTOGRAM_HEADER",
+    "HISTOGRAM_MAX_BITS",
+    "aggregate_batch",
+    "aggregate_round",
+    "aggregation_entries",
+    "alias_units",
+    "binary_slots",
+    "clear_batch",
+    "close_chunk",
+    "constant_units",
+    "first_reason",
+    "flush_batch",
+    "flush_cycle",
+    "flush_weighted",
+    "histogram_add",
+    "histogram_capacity",
+    "histogram_clear",
+    "histogram_used",
+    "new_histogram",
+    "pack_plan",
+    "unit_members",
+]
+
+# Inner functions: compiled into the kernels' cached entry points (not cached apart).
+INNER = {**JIT, "cache": False}
+
+
+# --------------------------------------------------------------------------- slot plan
+def binary_slots(layout: Layout) -> set[int]:
+    """The slots that are 0 or 1 in every round (their sum of squares is their sum):
+    acts_before, the distributions, the scenario counts, the combatants' probability
+    counts and the "any member" group and side slots."""
+    out = set(range(layout.before_offset, layout.unit_offset))
+    for i in range(layout.n):
+        for m, name in enumerate(layout.counts):
+            if metric(name).kind == PROBABILITY:
+                out.add(int(layout.count_slots[i, m]))
+    _, dst, op = layout.aggregation
+    out |= {int(d) for d, o in zip(dst, op, strict=True) if o == OP_ANY}
+    return out
+
+
+def aggregation_entries(
+    layout: Layout, dsts: set[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The entries of ``Layout.aggregation`` that fill the slots ``dsts``."""
+    src, dst, op = layout.aggregation
+    keep = np.array([int(d) in dsts for d in dst], dtype=bool)
+    return src[keep], dst[keep], op[keep]
+
+
+def pack_plan(parts: list, flags: dict[int, int | bool], header: int) -> np.ndarray:
+    """Lists and flags as one int64 vector: ``plan[h]`` is where list ``h`` starts (lists
+    ``0 .. len(parts) - 1``), ``plan[len(parts)]`` where the last ends, then the flags
+    at their header places; the lists follow the ``header`` entries."""
+    plan = np.zeros(header + sum(len(x) for x in parts), dtype=np.int64)
+    at = header
+    for h, part in enumerate(parts):
+        plan[h] = at
+        plan[at : at + len(part)] = part
+        at += len(part)
+    plan[len(parts)] = at
+    for h, flag in flags.items():
+        plan[h] = flag
+    return plan
+
+
+# --------------------------------------------------------------------------- constants
+def unit_members(layout: Layout) -> tuple[dict[int, list[int]], dict[int, int]]:
+    """Each group and side slot's member slots, and its OP_SUM / OP_ANY
+    (``Layout.aggregation`` by destination)."""
+    src, dst, op = layout.aggregation
+    members: dict[int, list[int]] = {}
+    for k in range(src.size):
+        members.setdefault(int(dst[k]), []).append(int(src[k]))
+    return members, {int(d): int(o) for d, o in zip(dst, op, strict=True)}
+
+
+def constant_units(members: dict[int, list[int]], unit_op: dict[int, int], const: dict) -> None:
+    """Add to ``const`` (slot: its value in every round) every group and side slot whose
+    members are all constant."""
+    for d, ms in members.items():
+        if all(x in const for x in ms):
+            values = [const[x] for x in ms]
+            const[d] = max(values) if unit_op[d] == OP_ANY else sum(values)
+
+
+def alias_units(members: dict[int, list[int]], unit_op: dict[int, int], alias: dict) -> None:
+    """Add to ``alias`` (slot: the slot it equals in every round) every group and side
+    slot whose members all alias the members of another one of the same kind."""
+    for d, ms in members.items():
+        targets = {alias.get(x) for x in ms}
+        if None not in targets:
+            units = {
+                d2 for d2, ms2 in members.items()
+                if unit_op[d2] == unit_op[d] and sorted(ms2) == sorted(alias[x] for x in ms)
+            }  # fmt: skip
+            if units:
+                alias[d] = units.pop()
+
+
+def close_chunk(sums, n_rounds, s1, s2, sx, binary, const_slots, const_values, alias_slots,
+                alias_of, pa, pb) -> None:  # fmt: skip
+    """Add a chunk of ``n_rounds`` one-round cycles to ``sums`` (metrics.sums.Sums) from
+    what its kernel summed: ``s1`` of every slot but the constant and alias ones, ``s2``
+    but those and the ``binary`` ones (0 or 1: s2 = s1), ``sx`` of the pairs whose slots
+    both vary.  The rest follows: a constant slot ``c`` of value ``v`` sums ``n v`` and
+    ``n v^2``, an alias the sums of its slot, a pair with a constant ``v`` sums ``v``
+    times the other's ``s1``; ``sl`` is ``s1`` (every L is 1)."""
+    s2[binary] = s1[binary]
+    s1[const_slots] = n_rounds * const_values
+    s2[const_slots] = n_rounds * const_values * const_values
+    s1[alias_slots] = s1[alias_of]
+    s2[alias_slots] = s2[alias_of]
+    const = dict(zip(const_slots.tolist(), const_values.tolist(), strict=True))
+    for k in range(pa.size):
+        a, b = int(pa[k]), int(pb[k])
+        if a in const and b in const:
+            sx[k] = n_rounds * const[a] * const[b]
+        elif a in const:
+            sx[k] = const[a] * s1[b]
+        elif b in const:
+            sx[k] = const[b] * s1[a]
+    sums.s1 += s1
+    sums.s2 += s2
+    sums.sl += s1
+    sums.sx += sx
+    sums.tot += np.array([n_rounds, n_rounds, n_rounds], np.int64)
+
+
+# --------------------------------------------------------------------------- flushes
+@njit(**INNER)
+def flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot):
+    """``w`` one-round cycles whose row is ``y``: ``flush_cycle(y, 1, ...)`` ``w`` times
+    (``y`` is kept)."""
+    for k in range(pa.size):
+        sx[k] += w * y[pa[k]] * y[pb[k]]
+    for m in range(y.size):
+        v = y[m]
+        s1[m] += w * v
+        s2[m] += w * v * v
+        sl[m] += w * v
+    tot[0] += w
+    tot[1] += w
+    tot[2] += w
+
+
+@njit(**INNER)
+def aggregate_batch(Y, nb, lb, agg_sum, agg_any):
+    """The group and side rows of cycles 0 .. nb - 1 of a batch (``1 << lb`` cycles a
+    row): ``agg_sum`` [2, k] (source row, unit row) adds a member, ``agg_any`` [2, k]
+    keeps "any member" of a probability count (``aggregate_round``, along the cycles)."""
+    cycles = np.uint64(nb)  # unsigned row + b: no wraparound code, the loops vectorise
+    for k in range(agg_sum.shape[1]):
+        dst = np.uint64(agg_sum[1, k] << lb)
+        src = np.uint64(agg_sum[0, k] << lb)
+        for b in range(cycles):
+            Y[dst + b] += Y[src + b]
+    for k in range(agg_any.shape[1]):
+        dst = np.uint64(agg_any[1, k] << lb)
+        src = np.uint64(agg_any[0, k] << lb)
+        for b in range(cycles):
+            Y[dst + b] = max(Y[dst + b], Y[src + b])
+
+
+@njit(**INNER)
+def flush_batch(Y, L, nb, lb, single, ranges, pair_rows, s1, s2, sl, sx, tot):
+    """Add the rows of cycles 0 .. nb - 1 of a batch to the running sums: ``ranges`` [3,
+    k] (row, slot, 1 if the count is 0 or 1 in a round) of every row summed,
+    ``pair_rows`` [2, p] the rows of every cross sum, ``L`` the cycles' rounds
+    (``single``: every one is 1, so ``y L = y``).  ``flush_cycle`` of every cycle's row,
+    one pass along the cycles per row."""
+    cycles = np.uint64(nb)
+    for e in range(ranges.shape[1]):
+        ys = np.uint64(ranges[0, e] << lb)
+        slot = ranges[1, e]
+        a1 = 0
+        if single and ranges[2, e] != 0:  # y is 0 or 1, and L is 1: y^2 = y L = y
+            for b in range(cycles):
+                a1 += np.int64(Y[ys + b])
+            s1[slot] += a1
+            s2[slot] += a1
+            sl[slot] += a1
+            continue
+        a2 = 0
+        if single:  # L is 1: y L = y
+            for b in range(cycles):
+                v = np.int64(Y[ys + b])
+                a1 += v
+                a2 += v * v
+            s1[slot] += a1
+            s2[slot] += a2
+            sl[slot] += a1
+            continue
+        al = 0
+        for b in range(cycles):
+            v = np.int64(Y[ys + b])
+            a1 += v
+            a2 += v * v
+            al += v * L[b]
+        s1[slot] += a1
+        s2[slot] += a2
+        sl[slot] += al
+    for k in range(pair_rows.shape[1]):
+        ya = np.uint64(pair_rows[0, k] << lb)
+        yb = np.uint64(pair_rows[1, k] << lb)
+        acc = 0
+        for b in range(cycles):
+            acc += np.int64(Y[ya + b]) * np.int64(Y[yb + b])
+        sx[k] += acc
+    for b in range(cycles):
+        tot[0] += 1
+        tot[1] += L[b]
+        tot[2] += L[b] * L[b]
+
+
+@njit(**INNER)
+def clear_batch(Y, L, nb):
+    """Zero the counts array and the rounds of cycles 0 .. nb - 1."""
+    for b in range(nb):
+        L[b] = 0
+    for m in range(Y.size):
+        Y[m] = 0
+
+
+# --------------------------------------------------------------------------- histogram
+# ``t``: int64, HISTOGRAM_HEADER entries (capacity - 1, outcomes held, largest capacity),
+# then (code, rounds) pairs: entry h at t[HISTOGRAM_HEADER + 2 h].
+HISTOGRAM_HEADER = 3
+HISTOGRAM_MAX_BITS = 16  # at most 65,536 outcomes held before the kernel empties the table
+HISTOGRAM_EMPTY = -1
+_MULTIPLIER = 0x9E3779B1  # multiplicative hashing (codes below 2**31: no overflow)
+_SHIFT = 16
+
+
+def new_histogram(bits: int = 12, max_bits: int | None = None) -> np.ndarray:
+    """An empty outcome histogram of ``1 << bits`` entries, growing to ``1 << max_bits``
+    (default HISTOGRAM_MAX_BITS)."""
+    most = 1 << (HISTOGRAM_MAX_BITS if max_bits is None else max_bits)
+    size = min(1 << bits, most)
+    t = np.empty(HISTOGRAM_HEADER + 2 * most, np.int64)  # the rest is set when grown into
+    t[0], t[1], t[2] = size - 1, 0, most
+    t[HISTOGRAM_HEADER : HISTOGRAM_HEADER + 2 * size : 2] = HISTOGRAM_EMPTY
+    t[HISTOGRAM_HEADER + 1 : HISTOGRAM_HEADER + 2 * size : 2] = 0
+    return t
+
+
+@njit(**INNER)
+def histogram_capacity(t):
+    """Entries of the table now (codes are at t[HISTOGRAM_HEADER + 2 h], h below this)."""
+    return t[0] + 1
+
+
+@njit(**INNER)
+def histogram_used(t):
+    """Distinct outcomes held."""
+    return t[1]
+
+
+@njit(**INNER, forceinline=True)
+def _insert(t, code, count):
+    """Add ``count`` rounds of ``code``; True if the code is new."""
+    mask = t[0]
+    h = ((code * _MULTIPLIER) >> _SHIFT) & mask
+    at = HISTOGRAM_HEADER + 2 * h
+    while t[at] != code and t[at] != HISTOGRAM_EMPTY:
+        h = (h + 1) & mask
+        at = HISTOGRAM_HEADER + 2 * h
+    new = t[at] == HISTOGRAM_EMPTY
+    if new:
+        t[at] = code
+    t[at + 1] += count
+    return new
+
+
+@njit(**INNER)
+def _grow(t):
+    """Twice the entries, every outcome placed again."""
+    size = t[0] + 1
+    old = t[HISTOGRAM_HEADER : HISTOGRAM_HEADER + 2 * size].copy()
+    for k in range(HISTOGRAM_HEADER, HISTOGRAM_HEADER + 4 * size, 2):
+        t[k] = HISTOGRAM_EMPTY
+        t[k + 1] = 0
+    t[0] = 2 * size - 1
+    for h in range(size):
+        if old[2 * h] != HISTOGRAM_EMPTY:
+            _insert(t, old[2 * h], old[2 * h + 1])
+
+
+@njit(**INNER, forceinline=True)
+def histogram_add(t, code, count):
+    """Add ``count`` rounds of outcome ``code`` (0 <= code < 2**31).  Returns True when
+    the table is more than half full at its largest: the kernel then empties it
+    (``histogram_clear`` after flushing every outcome)."""
+    if _insert(t, code, count):
+        t[1] += 1
+        if 2 * t[1] > t[0] + 1:
+            if t[0] + 1 < t[2]:
+                _grow(t)
+            else:
+                return True
+    return False
+
+
+@njit(**INNER)
+def histogram_clear(t):
+    """No outcome held (the capacity stays)."""
+    for k in range(HISTOGRAM_HEADER, HISTOGRAM_HEADER + 2 * (t[0] + 1), 2):
+        t[k] = HISTOGRAM_EMPTY
+        t[k + 1] = 0
+    t[1] = 0
+
+
+# --------------------------------------------------------------------------- reasons
+def first_reason(checks: Iterable[tuple[str, bool]]) -> str | None:
+    """The name of the first check that fails (``(name, holds)`` pairs), or None."""
+    for name, holds in checks:
+        if not holds:
+            return name
+    return None
