@@ -580,7 +580,11 @@ def round_player(log, may_hold):
     has a hold policy) are compile-time constants of the closure, so numba drops the code
     of what cannot happen before it types and compiles anything: no event code in
     simulation, no R5 code (nor ``next_released``) in a scenario without holds.  A
-    driver compiles only its own player; every player runs the same code."""
+    driver compiles only its own player; every player runs the same code.  So the player
+    without holds serves every rule of revision 3 too: ``release`` concerns holders only
+    (there are none), and the end of a ``chain`` run at a response is in the shared code
+    (tests/test_contract.py holds both players to the twin on random scenarios of every
+    ``order`` and ``release``)."""
 
     @njit(**HELPER)
     def play_round(st, P, W, G, KT, T, GL, Y, col, CS, F, EV, no_hold):
