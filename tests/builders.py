@@ -37,7 +37,12 @@ FIELDS: dict[str, dict[str, Any]] = {
     "perception": {"perception": None, "commander": False},
 }
 RULES: dict[str, dict[str, Any]] = {
-    "readiness": {"order": "dynamic", "prep": "one_die", "holder_actions": "held_dice"},
+    "readiness": {
+        "order": "dynamic",
+        "prep": "one_die",
+        "holder_actions": "held_dice",
+        "release": "higher",
+    },
     "vtm": {"tie": "simultaneous", "multi": "end", "slot_abort": "allowed"},
     "perception": {
         "mode": "individual",

@@ -204,7 +204,8 @@ def test_validate_runs_nothing(tmp_path, capsys, monkeypatch):
     captured = capsys.readouterr()
     assert captured.out == (
         f'OK {WOLVES}: "Party vs three wolves", system readiness, 6 combatants on 2 sides '
-        '(party 3, wolves 3), rules: order="dynamic", prep="one_die", holder_actions="held_dice"\n'
+        '(party 3, wolves 3), rules: order="dynamic", prep="one_die", holder_actions="held_dice", '
+        'release="higher"\n'
     )
     assert list(tmp_path.iterdir()) == []
 

@@ -44,7 +44,7 @@ def test_one_set_of_controls_per_group_then_the_rules(box):
     for who in ("Gunnar", "Astrid", "Leif", "Wolf"):
         for field in ("readiness", "advantage", "hold", "defend", "guard"):
             assert f"{who}.{field}" in keys
-    assert keys[-3:] == ["rules.order", "rules.prep", "rules.holder_actions"]
+    assert keys[-4:] == ["rules.order", "rules.prep", "rules.holder_actions", "rules.release"]
     # the controls show the scenario as written
     assert box.controls["Gunnar.hold"].value == "until_attacked"
     assert box.controls["Leif.defend"].value == "hasty_up_to:2"  # a value beyond the choices

@@ -122,6 +122,7 @@ KEYS = [
     "order",
     "prep",
     "holder_actions",
+    "release",
     "tie",
     "multi",
     "slot_abort",

@@ -405,7 +405,7 @@ def test_random_scenarios_reach_every_variant():
     seen = set()
     for _ in range(150):
         s = twin.random_scenario(rng)
-        for rule in ("order", "prep", "holder_actions"):
+        for rule in ("order", "prep", "holder_actions", "release"):
             seen.add((rule, s.rules[rule]))
         seen.add(("sides", len(s.sides)))
         for c in s.combatants:
@@ -420,7 +420,8 @@ def test_random_scenarios_reach_every_variant():
                 "name" if c["target"] in s.names else "group")  # fmt: skip
             seen.add(("target", kind))
             seen.add(("readiness", "high" if c["readiness"] > 6 else "low"))
-    want = {("order", o) for o in ("dynamic", "chain")}
+    want = {("order", o) for o in ("dynamic", "chain", "chain_unbroken")}
+    want |= {("release", r) for r in ("higher", "any")}
     want |= {("prep", p) for p in ("one_die", "sixes", "lowest")}
     want |= {("holder_actions", h) for h in ("held_dice", "release_only")}
     want |= {("hold", h) for h in ("never", "until_attacked", "until_enemy_acts")}

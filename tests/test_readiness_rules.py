@@ -539,12 +539,13 @@ def test_surprised_until_attacked_holder_stops_holding_without_responding():
 
 # --------------------------------------------------------------------------- R5 holder actions
 def held_six(holder_actions: str, b_defend: str = "never") -> Scenario:
-    """A holds until B acts; C guards B always."""
+    """A holds until B acts; C guards B always (R5 release as revision 2: "any")."""
     return scenario(
         {"name": "A", "side": "party", "readiness": 2, "hold": "until_enemy_acts", "target": "B"},
         {"name": "B", "side": "foes", "readiness": 3, "attack_share": 0.0, "defend": b_defend},
         {"name": "C", "side": "foes", "readiness": 2, "attack_share": 0.0, "guard": "always"},
         holder_actions=holder_actions,
+        release="any",
     )
 
 
@@ -655,13 +656,15 @@ def test_held_dice_after_an_until_attacked_release():
 
 def test_held_dice_only_for_a_combatant_that_held():
     # X holds at 6 (T2: its 1 beats Z's nothing), defends Z's attack with it and keeps
-    # holding, then declares its 1.  Y never held: its 5 after X's action at 1 is an
-    # ordinary action, and Z2 answers it hastily.
+    # holding, then declares its 1 (release "any", revision 2: under "higher" its 1 is
+    # not above Y's 5).  Y never held: its 5 after X's action at 1 is an ordinary
+    # action, and Z2 answers it hastily.
     s = scenario(
         {"name": "X", "side": "party", "readiness": 2, "hold": "until_enemy_acts", "target": "Z"},
         {"name": "Y", "side": "party", "readiness": 1, "target": "Z2"},
         {"name": "Z", "side": "foes", "readiness": 1, "target": "X"},
         {"name": "Z2", "side": "foes", "readiness": 1, "attack_share": 0.0},
+        release="any",
     )
     counts, log = scripted(s, [6, 1, 5, 6, 2])
     assert play_log(log) == [
@@ -717,11 +720,13 @@ def test_holder_guards_an_ally_and_keeps_holding():
 
 
 def late_holder(holder_actions: str) -> Scenario:
-    """A (2 dice) holds until B acts; B (3 dice) never attacks and always defends."""
+    """A (2 dice) holds until B acts; B (3 dice) never attacks and always defends (R5
+    release as revision 2: "any")."""
     return scenario(
         {"name": "A", "side": "party", "readiness": 2, "hold": "until_enemy_acts", "target": "B"},
         {"name": "B", "side": "foes", "readiness": 3, "attack_share": 0.0},
         holder_actions=holder_actions,
+        release="any",
     )
 
 
@@ -768,6 +773,229 @@ def test_held_dice_against_release_only_exact():
         assert release[key] - held[key] == diff, key
     assert differing(held, release) == {k for k, d in changed.items() if d != 0}
     assert at_least[1] == moved and at_least[5] > 0  # scales 1 .. 5 all occur
+
+
+# --------------------------------------------------------------------------- R5 [rev 3] release
+def jump_in(release: str) -> Scenario:
+    """RULES.md's R5 example: A holds until an enemy acts and attacks W; W attacks A."""
+    return scenario(
+        {"name": "A", "side": "a", "readiness": 2, "hold": "until_enemy_acts"},
+        {"name": "W", "side": "w", "readiness": 2},
+        release=release,
+    )
+
+
+def test_r5_rev3_worked_example():
+    """A (hold until_enemy_acts) 6,1 against W 5,5: W attacks A at 5, A defends with
+    its 6, A is released with a 1 < 5: under "higher" W's second 5 comes first (A
+    answers it hastily); under "any" (revision 2) A declares at 1 and W defends."""
+    head = [
+        ("turn", "R3", "A", 6),
+        ("hold", "R5", "A"),
+        ("turn", "R3", "W", 5),
+        ("act", "R4", "W", 5, False),
+        ("attack", "R4", "W", "A", 5, False),
+        ("response", "R7", "A", "A", 6, "self", 0),
+        ("release", "R5", "A", "enemy_acted"),
+    ]
+    counts, log = scripted(jump_in("higher"), [6, 1, 5, 5])
+    assert play_log(log) == head + [
+        ("rejoin", "R5", "A", 1, 5),
+        ("turn", "R3", "W", 5),
+        ("act", "R4", "W", 5, False),
+        ("attack", "R4", "W", "A", 5, False),
+        ("response", "R7", "A", "A", 1, "hasty", 4),
+    ]
+    assert counts[("W", "actions")] == 2 and counts[("A", "actions")] == 0
+    assert counts[("A", "hasty_defenses")] == 1 and counts[("W", "defenses")] == 0
+    counts, log = scripted(jump_in("any"), [6, 1, 5, 5])
+    assert play_log(log) == head + [
+        ("declare", "R5", "A", 1),
+        ("act", "R4", "A", 1, True),
+        ("attack", "R4", "A", "W", 1, True),
+        ("response", "R7", "W", "W", 5, "self", 0),
+    ]
+    assert counts[("W", "actions")] == 1 and counts[("A", "actions")] == 1
+
+
+def test_r5_rev3_open_cases():
+    """docs/rules-decisions.md R5 [rev 3]: a die equal to the next initiative does not
+    jump in (it rejoins R3 and T1/T2 decide, here T2: A's 6 beats W's 5); a die above
+    it does; with nobody else able to take a turn, any die jumps in."""
+    counts, log = scripted(jump_in("higher"), [6, 5, 5, 5])  # A 6,5 against W 5,5
+    assert play_log(log)[6:] == [
+        ("release", "R5", "A", "enemy_acted"),
+        ("rejoin", "R5", "A", 5, 5),
+        ("turn", "R3", "A", 5),  # T1 one 5 each; T2 A's 6 against W's 5
+        ("act", "R4", "A", 5, False),  # W acted at 5, not below: not a holder's action
+        ("attack", "R4", "A", "W", 5, False),
+        ("response", "R7", "W", "W", 5, "self", 0),
+    ]
+    _, log = scripted(jump_in("higher"), [6, 6, 5, 4])  # A 6,6 against W 5,4
+    assert play_log(log)[6:8] == [
+        ("release", "R5", "A", "enemy_acted"),
+        ("declare", "R5", "A", 6),  # 6 > 4
+    ]
+    # nobody else has dice (W spent its only die): A's 1 is above "no turn" (0)
+    s = scenario(
+        {"name": "A", "side": "a", "readiness": 2, "hold": "until_enemy_acts"},
+        {"name": "W", "side": "w", "readiness": 1},
+    )
+    _, log = scripted(s, [6, 1, 5])
+    assert play_log(log)[6:] == [
+        ("release", "R5", "A", "enemy_acted"),
+        ("declare", "R5", "A", 1),
+        ("act", "R4", "A", 1, True),
+        ("attack", "R4", "A", "W", 1, True),
+        ("unanswered", "R7", "W"),
+    ]
+
+
+def test_r5_rev3_release_exact():
+    """Exact: A (2 dice, until_enemy_acts) against W (2 dice), both attacking.
+
+    Hand derivation (A's dice a1 >= a2, W's w1 >= w2).  A holds iff R3 gives it the
+    first turn: its pool beats W's (high to low), or they are equal and T3 picks A
+    (1/2).  W attacks A at w1, A answers normally with a1 >= w1 and is released with
+    a2; W's next initiative is w2.  "any": A declares a2, W answers normally.
+    "higher": a2 > w2 the same; a2 == w2 A rejoins R3 and T2 (a1 against w1) gives A
+    the turn when a1 > w1 (its action, answered normally by W: the same counts);
+    equal pools go to T3 again, and when W wins it (1/2) W attacks at w2 and A answers
+    normally with a2; a2 < w2 (so a1 > w1 >= w2 > a2) W attacks at w2 first and A
+    answers hastily, scale w2 - a2.  In both changed cases W takes two actions and
+    A none.  P(a1 > w1 >= w2 > a2) = 100 / 6**4 (lo < w2 <= w1 < hi: 20 with w1 == w2,
+    15 four distinct values, times the orders) = 25/324; P(equal pools) = (6 + 15 * 4)
+    / 6**4 = 11/216, of which 1/4 changes.  Every other count is the same.
+    """
+    higher = exact_round(jump_in("higher"))
+    anyr = exact_round(jump_in("any"))
+    hasty = Fraction(25, 324)
+    changed = hasty + Fraction(11, 216) / 4
+    assert changed == Fraction(233, 2592)
+    scale = Fraction(0)  # E[w2 - a2] over a1 > w1 >= w2 > a2
+    at_least = [Fraction(0)] * 6
+    for a in product(range(1, 7), repeat=2):
+        for w in product(range(1, 7), repeat=2):
+            if max(a) > max(w) >= min(w) > min(a):
+                scale += Fraction(min(w) - min(a), 6**4)
+                for k in range(1, min(w) - min(a) + 1):
+                    at_least[k] += Fraction(1, 6**4)
+    diff = {
+        ("A", "actions"): -changed,
+        ("A", "no_action"): changed,
+        ("A", "actions_dist.0"): changed,
+        ("A", "actions_dist.1"): -changed,
+        ("A", "attacks_made"): -changed,
+        ("W", "attacks_received"): -changed,
+        ("W", "defenses"): -changed,
+        ("A", "defenses"): changed,
+        ("W", "defended"): -changed,
+        ("W", "actions"): changed,
+        ("W", "actions_dist.1"): -changed,
+        ("W", "actions_dist.2"): changed,
+        ("W", "attacks_made"): changed,
+        ("A", "attacks_received"): changed,
+        ("A", "defended"): changed - hasty,
+        ("A", "hasty_only"): hasty,
+        ("A", "hasty_defenses"): hasty,
+        ("A", "hasty_scale_total"): scale,
+        **{("A", f"hasty_ge.{k}"): at_least[k] for k in range(1, 6)},
+    }
+    for key, d in diff.items():
+        assert higher[key] - anyr[key] == d, key
+    assert differing(higher, anyr) == {k for k, d in diff.items() if d != 0}
+    assert at_least[5] == 0 and at_least[4] > 0  # a2 >= 1 and w2 <= 5: scales 1 .. 4
+
+
+# --------------------------------------------------------------------------- R3 [rev 3] chain
+def test_r3_rev3_chain_traced_case():
+    """Issue 26's trace: W=6,6,2 against A=6,6,1 under "chain": W acts, A defends, W's
+    run ends and R3 chooses afresh (T2 gives W the turn again: 6,2 beats 6,1); under
+    "chain_unbroken" (revision 2) W's second 6 follows with no new turn."""
+    rules = {"order": "chain"}
+    fight = [
+        {"name": "W", "side": "w", "readiness": 3},
+        {"name": "A", "side": "a", "readiness": 3, "attack_share": 0.0},
+    ]
+    _, log = scripted(scenario(*fight, **rules), [6, 6, 2, 6, 6, 1])
+    assert play_log(log)[:7] == [
+        ("turn", "R3", "W", 6),
+        ("act", "R4", "W", 6, False),
+        ("attack", "R4", "W", "A", 6, False),
+        ("response", "R7", "A", "A", 6, "self", 0),
+        ("run_broken", "R3", "W", 6),
+        ("turn", "R3", "W", 6),
+        ("act", "R4", "W", 6, False),
+    ]
+    _, log = scripted(scenario(*fight, order="chain_unbroken"), [6, 6, 2, 6, 6, 1])
+    assert play_log(log)[:5] == [
+        ("turn", "R3", "W", 6),
+        ("act", "R4", "W", 6, False),
+        ("attack", "R4", "W", "A", 6, False),
+        ("response", "R7", "A", "A", 6, "self", 0),
+        ("act", "R4", "W", 6, False),
+    ]
+
+
+def test_r3_rev3_a_response_hands_the_turn_to_a_third():
+    """W 6,6,5 leads C 6,6,1 by T2; W's attack on A is answered, so under "chain" C's
+    two 6s now win T1 and C acts before W's second 6; a run nobody answers goes on."""
+    fight = [
+        {"name": "W", "side": "w", "readiness": 3, "target": "A"},
+        {"name": "A", "side": "a", "readiness": 1, "attack_share": 0.0},
+        {"name": "C", "side": "a", "readiness": 3, "attack_share": 0.0},
+    ]
+    dice = [6, 6, 5, 3, 6, 6, 1]
+    _, log = scripted(scenario(*fight, order="chain"), dice)
+    assert play_log(log)[:10] == [
+        ("turn", "R3", "W", 6),
+        ("act", "R4", "W", 6, False),
+        ("attack", "R4", "W", "A", 6, False),
+        ("response", "R7", "A", "A", 3, "hasty", 3),
+        ("run_broken", "R3", "W", 6),
+        ("turn", "R3", "C", 6),
+        ("act", "R4", "C", 6, False),
+        ("act", "R4", "C", 6, False),  # nobody answers C's actions: its run goes on
+        ("turn", "R3", "W", 6),
+        ("act", "R4", "W", 6, False),
+    ]
+    _, log = scripted(scenario(*fight, order="chain_unbroken"), dice)
+    assert [e[2] for e in play_log(log) if e[0] == "act"][:3] == ["W", "W", "C"]
+
+
+def test_r3_rev3_chain_exact():
+    """Exact, W (2 dice, attacks) against A (2 dice, never attacks, always defends).
+
+    With two combatants a response never gains the responder the turn (it spends its
+    own highest die; T2 compares the round's full pools): the run ends, but R3 gives W
+    its next die of the same value anyway, except when both pools are v,v.  Then T3
+    gives W the first turn (1/2), A answers with a v, and T3 again (1/2) gives A its
+    last v before W's second attack, which A can no longer answer.  P = 6 / 36**2 / 4
+    = 1/864; "chain_unbroken" and "dynamic"-like counts otherwise agree."""
+    fight = [
+        {"name": "W", "side": "w", "readiness": 2},
+        {"name": "A", "side": "a", "readiness": 2, "attack_share": 0.0},
+    ]
+    broken = exact_round(scenario(*fight, order="chain"))
+    unbroken = exact_round(scenario(*fight, order="chain_unbroken"))
+    p = Fraction(1, 864)
+    diff = {
+        ("A", "actions"): p,
+        ("A", "no_action"): -p,
+        ("A", "actions_dist.0"): -p,
+        ("A", "actions_dist.1"): p,
+        ("A", "defenses"): -p,
+        ("A", "defended"): -p,
+        ("A", "undefended"): p,
+    }
+    for key, d in diff.items():
+        assert broken[key] - unbroken[key] == d, key
+    assert differing(broken, unbroken) == set(diff)
+    # and with no response at all (A never defends) the two chains are the same
+    fight[1]["defend"] = "never"
+    assert exact_round(scenario(*fight, order="chain")) == exact_round(
+        scenario(*fight, order="chain_unbroken")
+    )
 
 
 # --------------------------------------------------------------------------- R8
@@ -879,12 +1107,14 @@ def random_entries(rng: random.Random, revision: int) -> tuple[list[dict[str, An
             e["target"] = rng.choice(opponents)[0]
         elif r < 0.45 and groups:
             e["target"] = rng.choice(groups)
-    rules = {"order": rng.choice(("dynamic", "chain"))}
-    if revision == 1:
+    if revision == 1:  # (the record's draws: "chain" is revision 1's unbroken chain)
+        rules = {"order": rng.choice(("dynamic", "chain"))}
         rules["prep"] = rng.choice(("sixes", "lowest"))
     else:
+        rules = {"order": rng.choice(twin.ORDERS)}
         rules["prep"] = rng.choice(("one_die", "one_die", "sixes", "lowest"))
         rules["holder_actions"] = rng.choice(("held_dice", "release_only"))
+        rules["release"] = rng.choice(twin.RELEASES)
     return entries, rules
 
 
@@ -896,7 +1126,9 @@ def rev1_readings(entries: list[dict[str, Any]], rules: dict[str, Any]) -> Scena
         e["guard"] = "backup" if e["guard"] else "never"
         e["surprised"] = False
         new.append(e)
-    return scenario(*new, **rules, holder_actions="release_only")
+    order = "chain_unbroken" if rules["order"] == "chain" else rules["order"]
+    rules = {**rules, "order": order}
+    return scenario(*new, **rules, holder_actions="release_only", release="any")
 
 
 def check_identities(s: Scenario, counts: Counts) -> None:
@@ -954,7 +1186,7 @@ def test_round_identities_and_logs_on_random_scenarios():
                     seen[("release", e[3])] += 1
                 elif e[0] == "act" and e[4] and log[i - 1][0] != "declare":
                     seen["held die"] += 1  # a holder's action other than the release's
-                elif e[0] in ("no_hold", "prep", "expired"):
+                elif e[0] in ("no_hold", "prep", "expired", "rejoin", "run_broken"):
                     seen[e[0]] += 1
             # several responses to one attack happen (R7 rev 2)
             kinds = [e[0] for e in log]
@@ -966,7 +1198,7 @@ def test_round_identities_and_logs_on_random_scenarios():
     assert stalemates > 0 and responders > 0
     want = {("response", k) for k in ("self", "hasty", "guard")}
     want |= {("release", k) for k in ("attacked", "enemy_acted", "opponents_out")}
-    want |= {"held die", "no_hold", "prep", "expired"}
+    want |= {"held die", "no_hold", "prep", "expired", "rejoin", "run_broken"}
     assert want <= set(seen), want - set(seen)
 
 

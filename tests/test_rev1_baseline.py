@@ -25,11 +25,13 @@ BASELINE = json.loads((ROOT / "tests/data/rev1_baseline.json").read_text())
 # Revision 1's readings as revision-2 variants, per system: rules to write out (where
 # the file does not give them) and field values to translate.
 REV1_RULES = {
-    "readiness": {"prep": "sixes", "holder_actions": "release_only"},
+    "readiness": {"prep": "sixes", "holder_actions": "release_only", "release": "any"},
     "vtm": {"multi": "in_turn", "slot_abort": "never"},
     "perception": {"information": "order"},
 }
 REV1_VALUES = {"vtm": {"abort": {"always": "before_acting"}}}
+# Rule values a later revision renamed: revision 1's (and 2's) "chain" never ends early.
+REV1_RULE_VALUES = {"readiness": {"order": {"chain": "chain_unbroken"}}}
 
 
 def rev1_document(path: Path) -> dict:
@@ -41,6 +43,9 @@ def rev1_document(path: Path) -> dict:
     for key, value in REV1_RULES[system.name].items():
         if key in system.rules and key not in rules:
             rules[key] = value
+    for key, mapping in REV1_RULE_VALUES.get(system.name, {}).items():
+        if rules.get(key) in mapping:
+            rules[key] = mapping[rules[key]]
     for entry in data["combatant"]:
         for key, mapping in REV1_VALUES.get(system.name, {}).items():
             spec = system.fields.get(key)

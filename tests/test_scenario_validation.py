@@ -206,6 +206,18 @@ BAD_SCENARIOS: list[tuple[str, str, str, tuple[str, ...]]] = [
         ("did you mean 'dynamic'", '"dynamic", "chain"'),
     ),
     (
+        "unknown-release-rule",
+        doc(rules={"release": '"highest"'}),
+        "rules.release",
+        ("did you mean 'higher'", '"higher", "any"'),
+    ),
+    (
+        "chain-unbroken-misspelt",
+        doc(rules={"order": '"chain-unbroken"'}),
+        "rules.order",
+        ("did you mean 'chain_unbroken'", '"dynamic", "chain", "chain_unbroken"'),
+    ),
+    (
         "unknown-hold-policy",
         doc(combatants=[with_(HERO, hold='"until_attack"'), WOLF]),
         "(index 0).hold",
@@ -486,7 +498,12 @@ def test_end_to_end_no_traceback(tmp_path, case, extra):
 
 def test_defaults_are_filled_in(tmp_path):
     s = load_scenario(write(tmp_path, doc()))
-    assert dict(s.rules) == {"order": "dynamic", "prep": "one_die", "holder_actions": "held_dice"}
+    assert dict(s.rules) == {
+        "order": "dynamic",
+        "prep": "one_die",
+        "holder_actions": "held_dice",
+        "release": "higher",
+    }
     hero = s.combatants[0]
     assert dict(hero.params) == {
         "target": "random",
@@ -552,9 +569,17 @@ def test_bool_is_not_an_integer(tmp_path):
 
 def test_policies_and_variants_accepted(tmp_path):
     hero = with_(HERO, hold='"until_enemy_acts"', defend='"hasty_up_to:2"', guard="true")
-    text = doc(rules={"order": '"chain"', "prep": '"lowest"'}, combatants=[hero, WOLF])
+    text = doc(
+        rules={"order": '"chain_unbroken"', "prep": '"lowest"', "release": '"any"'},
+        combatants=[hero, WOLF],
+    )
     s = load_scenario(write(tmp_path, text))
-    assert dict(s.rules) == {"order": "chain", "prep": "lowest", "holder_actions": "held_dice"}
+    assert dict(s.rules) == {
+        "order": "chain_unbroken",
+        "prep": "lowest",
+        "holder_actions": "held_dice",
+        "release": "any",
+    }
     assert s.combatants[0]["defend"] == "hasty_up_to:2"
     assert s.combatants[0]["guard"] == "backup"  # true is the old spelling of "backup"
 

@@ -1,4 +1,4 @@
-"""The plain-Python twin of one ``readiness`` round under rules revision 2 (docs/rules.md, R1-R9).
+"""The plain-Python twin of one ``readiness`` round under rules revision 3 (docs/rules.md, R1-R9).
 
 A readable, deliberately slow restatement of the rules, to pin a numba kernel: both
 consume the same draws and must produce the same per-round counts and the same
@@ -6,12 +6,14 @@ events.  Every combatant's dice are a list; R3's tie-breaks are computed literal
 before every turn; the cases the rules leave open follow docs/rules-decisions.md
 (section ``readiness``: revision 2, and revision 1 where revision 2 did not override it).
 
-Rules read from the scenario: ``order`` ("dynamic" | "chain"), ``prep`` ("one_die" |
-"sixes" | "lowest"), ``holder_actions`` ("held_dice" | "release_only"); combatant
+Rules read from the scenario: ``order`` ("dynamic" | "chain" | "chain_unbroken"),
+``prep`` ("one_die" | "sixes" | "lowest"), ``holder_actions`` ("held_dice" |
+"release_only"), ``release`` ("higher" | "any"); combatant
 fields ``readiness, advantage, role, weakness, surprised, hold, defend, guard
 ("never" | "backup" | "always"), target, attack_share``.  Revision 1 is the
 special case ``prep`` "sixes" or "lowest", ``holder_actions = "release_only"``, no
-guard "always", nobody surprised.
+guard "always", nobody surprised.  Revision 2 is ``order`` "dynamic" or
+"chain_unbroken" and ``release = "any"``.
 
 Draws
 -----
@@ -57,6 +59,13 @@ declare        R5    ``(name, value)``: a released until_enemy_acts holder decla
                      released it (under chain: after the whole chain); holders released
                      by one action declare in R3 order, then those released by their
                      actions.  A released holder without dice declares nothing.
+rejoin         R5    ``(name, value, next)``: [rev 3, ``release = "higher"``] the released
+                     holder picked to declare has ``value`` <= ``next``, the initiative
+                     of the turn R3 would give next: it declares nothing and rejoins
+                     R3 (in place of ``declare``).
+run_broken     R3    ``(name, value)``: [rev 3, ``order = "chain"``] an action of its run
+                     of ``value`` dice was answered and it still has a die of ``value``:
+                     the run ends, R3 chooses afresh (after any ``declare``).
 act            R4    ``(name, die, holder_action)``: it spends ``die`` (its highest) on
                      an action of its own; ``holder_action`` is True when the action is
                      a holder's action (R5): responses to it are never hasty.  An
@@ -97,7 +106,8 @@ SIDES_OF_A_DIE = 6  # R1: d6
 HIGHEST_SCALE = 5  # a hasty defense has scale a - d between 1 and 6 - 1
 WOUND_OF_A_SECONDARY = 3  # R8
 
-ORDERS = ("dynamic", "chain")
+ORDERS = ("dynamic", "chain", "chain_unbroken")
+RELEASES = ("higher", "any")
 PREPS = ("one_die", "sixes", "lowest")
 HOLDER_ACTIONS = ("held_dice", "release_only")
 HOLDS = ("never", "until_attacked", "until_enemy_acts")
@@ -313,8 +323,11 @@ class Round:
         rules = scenario.rules
         assert rules["order"] in ORDERS, rules["order"]
         assert rules["holder_actions"] in HOLDER_ACTIONS, rules["holder_actions"]
+        assert rules["release"] in RELEASES, rules["release"]
         self.fighters = _fighters(scenario)
-        self.chain = rules["order"] == "chain"
+        self.chain = rules["order"] in ("chain", "chain_unbroken")
+        self.chain_breaks = rules["order"] == "chain"  # [rev 3]: a response ends the run
+        self.release_higher = rules["release"] == "higher"  # R5 [rev 3]
         self.prep = rules["prep"]
         self.held_dice = rules["holder_actions"] == "held_dice"
         self.draws = draws
@@ -403,8 +416,10 @@ class Round:
         return any(who is not c and initiative < v for who, initiative in self.own_actions)
 
     # ------------------------------------------------------------------ R4
-    def take_action(self, c: Fighter, on_release: bool) -> None:
-        """R4: c spends its highest die; the action is an attack with p = attack_share."""
+    def take_action(self, c: Fighter, on_release: bool) -> bool:
+        """R4: c spends its highest die; the action is an attack with p = attack_share.
+        Returns whether anyone responded to it (R7; R3 [rev 3]: a chain ends)."""
+        responded = False
         v = c.initiative
         by_holder = self.is_holders_action(c, v, on_release)
         c.spend_highest()
@@ -430,7 +445,7 @@ class Round:
                 t.attacked_before_acting = True
             t.attacked = True
             self._note("attack", "R4", c.name, t.name, v, by_holder)
-            self.respond(t, v, by_holder)
+            responded = self.respond(t, v, by_holder)
             # R5 until_attacked: the holder has defended (R7), or could not because it is
             # surprised or out of dice; from now on it acts normally
             if t.state == HOLDING and t.hold == "until_attacked":
@@ -443,17 +458,19 @@ class Round:
                 h.state = RELEASED
                 h.release_event = self.steps
                 self._note("release", "R5", h.name, "enemy_acted")
+        return responded
 
     # ------------------------------------------------------------------ R7
     def can_answer(self, g: Fighter, a: int, by_holder: bool) -> bool:
         """R7: g has a die >= a (any die against a holder's action) and is not surprised."""
         return bool(g.unspent) and not g.surprised and (by_holder or g.initiative >= a)
 
-    def respond(self, d: Fighter, a: int, by_holder: bool) -> None:
+    def respond(self, d: Fighter, a: int, by_holder: bool) -> bool:
         """R7 [rev 2]: every response to an attack of initiative ``a`` on ``d``.
 
         Who responds is decided when the attack is declared, from the dice everyone
-        has then; every response spends the responder's highest unspent die.
+        has then; every response spends the responder's highest unspent die.  Returns
+        whether anyone responded (normally, hastily or as a guard).
         """
         # D's own response: normal with a die >= a (or against a holder's action),
         # otherwise hasty if its defend policy accepts the scale a - d.
@@ -510,13 +527,24 @@ class Round:
         else:
             d.undefended += 1
             self._note("unanswered", "R7", d.name)
+        return own is not None or bool(guards)
 
     # ------------------------------------------------------------------ R5 releases
+    def next_initiative(self) -> int:
+        """R5 [rev 3]: the initiative of the turn R3 would give next: the highest die
+        among combatants with dice that are not holding (nor released and yet to
+        declare); 0 if there is none."""
+        ready = [f for f in self.fighters if f.unspent and f.state in (FRESH, NORMAL)]
+        return max((f.initiative for f in ready), default=0)
+
     def play_released(self) -> None:
         """R5: released until_enemy_acts holders declare, one action each.
 
         Holders released by one event act first, in R3 order; holders released by
         their actions follow (rev-1 decision).  The declared action is a holder's.
+        Under ``release = "higher"`` [rev 3] the holder picked declares only if its
+        highest die is strictly above ``next_initiative()``; otherwise it rejoins R3
+        and acts at its natural place, and the next released holder is asked.
         """
         while True:
             released = [f for f in self.fighters if f.state == RELEASED]
@@ -531,6 +559,14 @@ class Round:
                 continue
             c = self.next_turn(with_dice)
             c.state = NORMAL
+            if self.release_higher:
+                # (c is now NORMAL: next_initiative must not count it)
+                c.state = RELEASED
+                nxt = self.next_initiative()
+                c.state = NORMAL
+                if c.initiative <= nxt:
+                    self._note("rejoin", "R5", c.name, c.initiative, nxt)
+                    continue
             self._note("declare", "R5", c.name, c.initiative)
             self.take_action(c, on_release=True)
 
@@ -570,10 +606,13 @@ class Round:
                     c.held = True
                     self._note("hold", "R5", c.name)
                     continue
-            self.take_action(c, on_release=False)  # R4
-            if self.chain:  # R3 chain: every die of value v, one action each
+            responded = self.take_action(c, on_release=False)  # R4
+            if self.chain:  # R3 chain: every die of value v, one action each ...
                 while c.unspent and c.initiative == v:
-                    self.take_action(c, on_release=False)
+                    if responded and self.chain_breaks:  # ... until one is answered [rev 3]
+                        self._note("run_broken", "R3", c.name, v)
+                        break
+                    responded = self.take_action(c, on_release=False)
             self.play_released()  # R5: after the turn (under chain: after the chain)
         for f in fighters:
             if f.unspent:
@@ -732,7 +771,7 @@ def fold_log(scenario: Scenario, log: list[tuple[Any, ...]], carry: int = 0) -> 
     names = [c.name for c in scenario.combatants]
     derived: Counts = {k: 0 for k in count_keys(scenario)}
     pools: dict[str, list[int]] = {}
-    chain = scenario.rules["order"] == "chain"
+    chain = scenario.rules["order"] in ("chain", "chain_unbroken")
     current: tuple[str, int, str] | None = None  # (name, value, "turn" | "declare")
     attack: dict[str, Any] | None = None
     first_acts: list[str] = []
@@ -781,6 +820,16 @@ def fold_log(scenario: Scenario, log: list[tuple[Any, ...]], carry: int = 0) -> 
             assert value == max(pools[name]) and name in to_declare
             to_declare.remove(name)
             current = (name, value, "declare")
+        elif kind == "rejoin":
+            _, _, name, value, nxt = event
+            assert scenario.rules["release"] == "higher" and name in to_declare
+            assert value == max(pools[name]) and 0 < value <= nxt, event
+            to_declare.remove(name)
+        elif kind == "run_broken":
+            _, _, name, value = event
+            assert scenario.rules["order"] == "chain" and current == (name, value, "turn")
+            assert max(pools[name]) == value, event
+            current = None
         elif kind == "hold":
             assert current is not None and current[0] == event[2] and current[2] == "turn"
             holding.add(event[2])
@@ -931,7 +980,12 @@ def random_scenario(rng: random.Random) -> Scenario:
         if e["count"] == 1:
             del e["count"]
     rules: dict[str, Any] = {}
-    for rule, choices in (("order", ORDERS), ("prep", PREPS), ("holder_actions", HOLDER_ACTIONS)):
+    for rule, choices in (
+        ("order", ORDERS),
+        ("prep", PREPS),
+        ("holder_actions", HOLDER_ACTIONS),
+        ("release", RELEASES),
+    ):
         if rng.random() < 0.8:
             rules[rule] = rng.choice(choices)
     data = {

@@ -1,4 +1,4 @@
-"""System ``readiness``: dice-pool initiative (docs/rules.md, R1-R10, revision 2).
+"""System ``readiness``: dice-pool initiative (docs/rules.md, R1-R10, revision 3).
 
 The package: ``schema.py`` (fields and rules), ``codes.py`` (the named codes of every
 value, count and event), ``rules.py`` (one round, R1-R9: the only implementation of

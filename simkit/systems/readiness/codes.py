@@ -51,7 +51,8 @@ ROLE_SECONDARY = np.int64(ROLE_CODES["secondary"])
 
 ORDER_CODES = codes(schema.ORDERS)
 ORDER_DYNAMIC = np.int64(ORDER_CODES["dynamic"])
-ORDER_CHAIN = np.int64(ORDER_CODES["chain"])
+ORDER_CHAIN = np.int64(ORDER_CODES["chain"])  # [rev 3]: the run ends at a response
+ORDER_CHAIN_UNBROKEN = np.int64(ORDER_CODES["chain_unbroken"])  # revision 2
 
 PREP_CODES = codes(schema.PREPS)
 PREP_ONE_DIE = np.int64(PREP_CODES["one_die"])
@@ -61,6 +62,10 @@ PREP_LOWEST = np.int64(PREP_CODES["lowest"])
 HOLDER_ACTION_CODES = codes(schema.HOLDER_ACTIONS)
 HOLDER_HELD_DICE = np.int64(HOLDER_ACTION_CODES["held_dice"])
 HOLDER_RELEASE_ONLY = np.int64(HOLDER_ACTION_CODES["release_only"])
+
+RELEASE_RULE_CODES = codes(schema.RELEASES)
+RELEASE_HIGHER = np.int64(RELEASE_RULE_CODES["higher"])  # R5 [rev 3]
+RELEASE_ANY = np.int64(RELEASE_RULE_CODES["any"])  # revision 2
 
 # --------------------------------------------------------------------------- R-constants
 SIDES = np.int64(6)  # R1: d6
@@ -126,6 +131,8 @@ EVENT_KINDS = (
     "unanswered",
     "expired",
     "stalemate",
+    "rejoin",
+    "run_broken",
 )
 EVENT_CODES = codes(EVENT_KINDS)
 EV_NO_HOLD = np.int64(EVENT_CODES["no_hold"])
@@ -141,6 +148,8 @@ EV_RESPONSE = np.int64(EVENT_CODES["response"])
 EV_UNANSWERED = np.int64(EVENT_CODES["unanswered"])
 EV_EXPIRED = np.int64(EVENT_CODES["expired"])
 EV_STALEMATE = np.int64(EVENT_CODES["stalemate"])
+EV_REJOIN = np.int64(EVENT_CODES["rejoin"])
+EV_RUN_BROKEN = np.int64(EVENT_CODES["run_broken"])
 EVENT_RULES = {
     "no_hold": "R8",
     "roll": "R1",
@@ -155,6 +164,8 @@ EVENT_RULES = {
     "unanswered": "R7",
     "expired": "R5",
     "stalemate": "R8",
+    "rejoin": "R5",
+    "run_broken": "R3",
 }
 # What the columns actor, other, a, b, c hold, per kind ("" = unused).  Dice of a
 # roll are 3-bit faces in the order drawn (die k at bits 3k..3k+2); pools of a prep
@@ -173,6 +184,8 @@ EVENT_FIELDS = {
     "unanswered": ("target", "", "", "", ""),
     "expired": ("combatant", "", "count", "", ""),
     "stalemate": ("", "", "", "", ""),
+    "rejoin": ("combatant", "", "value", "next", ""),
+    "run_broken": ("combatant", "", "value", "", ""),
 }
 RELEASE_WHYS = ("attacked", "enemy_acted", "opponents_out")
 RELEASE_CODES = codes(RELEASE_WHYS)
@@ -249,8 +262,9 @@ NO_STEP = np.int64(1 << 40)  # W_FIRST / W_LOWEST before any action
     G_MAY_HOLD,  # 1 if some combatant has a hold policy: keep what R5 asks for
     G_SIDES,  # number of sides
     G_STALEMATE_ROW,  # row of the scenario count "stalemate" in the counts array
-) = _fields(15)
-G_SIDE_ARMED = np.int64(15)  # G[G_SIDE_ARMED + s]: combatants of side s with unspent dice;
+    G_RELEASE_RULE,  # RELEASE_HIGHER / RELEASE_ANY rule (R5 [rev 3])
+) = _fields(16)
+G_SIDE_ARMED = np.int64(16)  # G[G_SIDE_ARMED + s]: combatants of side s with unspent dice;
 # G[G_SIDE_ARMED + G[G_SIDES] + s]: own actions of side s
 
 # R3 keys (rules.py): (v << KEY_V) | (count of v << KEY_COUNT) | (T2 rank << KEY_RANK)

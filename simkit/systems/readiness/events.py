@@ -65,6 +65,9 @@ def decode(event: np.ndarray, names: Sequence[str]) -> tuple[str, str, dict[str,
     elif kind == "attack":
         fields["initiative"] = a
         fields["by_holder"] = bool(b)
+    elif kind == "rejoin":
+        fields["value"] = a
+        fields["next"] = b
     elif kind == "response":
         fields["die"] = a
         fields["kind"] = RESPONSE_KINDS[b]
@@ -113,6 +116,13 @@ def event_text(event: np.ndarray, names: Sequence[str]) -> str:
         text = f"{f['combatant']} stops holding: {why}"
     elif kind == "declare":
         text = f"{f['combatant']} declares at {f['value']}"
+    elif kind == "rejoin":
+        text = (
+            f"{f['combatant']} does not jump in: its {f['value']} is not above the next "
+            f"turn's {f['next']}; it takes its turns in order"
+        )
+    elif kind == "run_broken":
+        text = f"{f['combatant']}'s run of {f['value']}s ends: its action was answered"
     elif kind == "act":
         holder = " (a holder's action)" if f["holder_action"] else ""
         text = f"{f['combatant']} acts with a {f['die']}{holder}"

@@ -74,6 +74,7 @@ from simkit.systems.readiness.codes import (
     G_MAY_HOLD,
     G_ORDER,
     G_PREP,
+    G_RELEASE_RULE,
     G_ROUND,
     G_SIDE_ARMED,
     G_SIDES,
@@ -111,6 +112,7 @@ from simkit.systems.readiness.codes import (
     P_TARGET_START,
     P_WOUND,
     PREP_CODES,
+    RELEASE_RULE_CODES,
     ROLE_CODES,
     ROLE_HERO,
     SCENARIO_COUNTS,
@@ -145,7 +147,7 @@ class Compiled:
     params: np.ndarray  # int64 [N_P, n]
     targets: np.ndarray  # int64: the target lists (equal lists share their entries)
     guards: np.ndarray  # int64: per side (start, count), then the guards in scenario order
-    rules: np.ndarray  # int64 [3]: ORDER_*, PREP_*, HOLDER_*
+    rules: np.ndarray  # int64 [4]: ORDER_*, PREP_*, HOLDER_*, RELEASE_HIGHER / RELEASE_ANY
     n_sides: int
     count_slots: np.ndarray  # uint64 [n, K]: Layout.count_slots (unsigned: no index fix-up)
     count_table: np.ndarray  # uint64 [n, COUNT_COLUMNS]: count_slots, rows padded (the ``CS``)
@@ -244,6 +246,9 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
                 scenario.rules["holder_actions"],
                 f"{scenario.source}: rules.holder_actions",
             ),
+            code_of(
+                RELEASE_RULE_CODES, scenario.rules["release"], f"{scenario.source}: rules.release"
+            ),
         ],
         dtype=np.int64,
     )
@@ -284,7 +289,7 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         batch=batch,
         tree_levels=_levels(n),
         tree_width=n if n <= GROUP else -(-n // int(GROUP)) * int(GROUP),
-        event_bound=2 + 7 * n + 5 * dice,
+        event_bound=2 + 8 * n + 6 * dice,  # (rejoin: once per holder; run_broken: per action)
         dice=dice,
         may_hold=bool((params[P_HOLD] != HOLD_CODES["never"]).any()),
     )
@@ -699,7 +704,7 @@ def _work(compiled: Compiled, columns: int, log: bool, params: np.ndarray):
     W = np.zeros((n, N_FIELDS), dtype=np.int64)
     W[:, :N_P] = params.T
     G = np.zeros(G_SIDE_ARMED + 2 * compiled.n_sides, dtype=np.int64)
-    G[G_ORDER], G[G_PREP], G[G_HOLDER_ACTIONS] = compiled.rules
+    G[G_ORDER], G[G_PREP], G[G_HOLDER_ACTIONS], G[G_RELEASE_RULE] = compiled.rules
     G[G_SIDES] = compiled.n_sides
     log_batch = columns.bit_length() - 1
     G[G_LOG_BATCH] = log_batch

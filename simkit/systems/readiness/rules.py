@@ -1,4 +1,4 @@
-"""One readiness round, rules revision 2 (docs/rules.md, R1-R9), as numba functions: the only
+"""One readiness round, rules revision 3 (docs/rules.md, R1-R9), as numba functions: the only
 implementation of the rules.  ``run_chunk``, ``trace`` and every scenario (with or
 without holds) play rounds through ``play_round`` (``round_player``); the tests hold it to the
 plain-Python twin (tests/twins/readiness.py) count by count, draw by draw and event
@@ -86,9 +86,11 @@ from simkit.systems.readiness.codes import (
     EV_HOLD,
     EV_NO_HOLD,
     EV_PREP,
+    EV_REJOIN,
     EV_RELEASE,
     EV_RESPONSE,
     EV_ROLL,
+    EV_RUN_BROKEN,
     EV_STALEMATE,
     EV_TURN,
     EV_UNANSWERED,
@@ -102,6 +104,7 @@ from simkit.systems.readiness.codes import (
     G_MAY_HOLD,
     G_ORDER,
     G_PREP,
+    G_RELEASE_RULE,
     G_RELEASED,
     G_ROUND,
     G_SIDE_ARMED,
@@ -131,7 +134,8 @@ from simkit.systems.readiness.codes import (
     KEY_V,
     NO_STEP,
     ON_EDGE,
-    ORDER_CHAIN,
+    ORDER_CHAIN_UNBROKEN,
+    ORDER_DYNAMIC,
     P_ADVANTAGE,
     P_DEFEND,
     P_DICE,
@@ -153,6 +157,7 @@ from simkit.systems.readiness.codes import (
     R3_SET,
     RELEASE_ATTACKED,
     RELEASE_ENEMY_ACTED,
+    RELEASE_HIGHER,
     RELEASE_OPPONENTS_OUT,
     RESPONSE_GUARD,
     RESPONSE_HASTY,
@@ -507,13 +512,29 @@ def rank_by_sorting(W):
         W[i, W_RANK] = rank_field(np.int64(lo), lo + 1 < n and pools[lo + 1] == x, i)
 
 
+@njit(**HELPER)
+def next_initiative(KT):
+    """R5 [rev 3]: the initiative of the turn R3 would give next (the best key at the
+    top of the R3 tree: combatants with dice that are not holding), 0 if nobody has one.
+    Draws nothing (a T3 tie does not change the value)."""
+    top_level = KT.shape[1] - 1
+    best = NOBODY
+    for k in range(min(GROUP, KT.shape[2])):
+        best = max(best, KT[R3_SET, top_level, k])
+    return best >> KEY_V if best >= 0 else ZERO
+
+
 @njit(**COLD)
 def next_released(st, P, W, G, KT, EV, log):
     """R5: the released until_enemy_acts holder that declares next, or NOBODY.
 
     Those released by one action declare in R3 order (picked from the scratch tree),
     before those released by their actions; one without dice declares nothing and
-    simply stops holding.  The one chosen rejoins R3 and its declare event is written."""
+    simply stops holding.  The one chosen rejoins R3 and its declare event is written.
+    Under ``release = "higher"`` [rev 3] the one chosen declares only if its highest die
+    is strictly above ``next_initiative`` (0 when nobody else could take a turn: any die
+    is above it); otherwise it rejoins R3 without declaring (a rejoin event) and the
+    next released holder is asked."""
     n = P.shape[0]
     while G[G_RELEASED] > 0:
         first = NO_STEP
@@ -539,9 +560,17 @@ def next_released(st, P, W, G, KT, EV, log):
                 set_key(KT, SCRATCH_SET, i, NOBODY)
         W[d, W_STATE] = H_NORMAL
         G[G_RELEASED] -= 1
+        value = top(W[d, W_POOL])
+        if G[G_RELEASE_RULE] == RELEASE_HIGHER:
+            nxt = next_initiative(KT)  # (before d rejoins R3)
+            if value <= nxt:
+                join_r3(W, KT, d)  # it acts at its natural place
+                if log:
+                    event(EV, G, EV_REJOIN, d, NOBODY, value, nxt, ZERO)
+                continue
         join_r3(W, KT, d)
         if log:
-            event(EV, G, EV_DECLARE, d, NOBODY, top(W[d, W_POOL]), ZERO, ZERO)
+            event(EV, G, EV_DECLARE, d, NOBODY, value, ZERO, ZERO)
         return d
     return NOBODY
 
@@ -551,7 +580,11 @@ def round_player(log, may_hold):
     has a hold policy) are compile-time constants of the closure, so numba drops the code
     of what cannot happen before it types and compiles anything: no event code in
     simulation, no R5 code (nor ``next_released``) in a scenario without holds.  A
-    driver compiles only its own player; every player runs the same code."""
+    driver compiles only its own player; every player runs the same code.  So the player
+    without holds serves every rule of revision 3 too: ``release`` concerns holders only
+    (there are none), and the end of a ``chain`` run at a response is in the shared code
+    (tests/test_contract.py holds both players to the twin on random scenarios of every
+    ``order`` and ``release``)."""
 
     @njit(**HELPER)
     def play_round(st, P, W, G, KT, T, GL, Y, col, CS, F, EV, no_hold):
@@ -675,8 +708,10 @@ def round_player(log, may_hold):
                         event(EV, G, EV_HOLD, c, NOBODY, ZERO, ZERO, ZERO)
                     continue
             # R4 (one place for every action of the turn): its action; under order = "chain"
-            # every die of value v, one action each (R3/R6); then released until_enemy_acts
-            # holders declare one action each (R5)
+            # every die of value v, one action each, until an action is answered (R3/R6
+            # [rev 3]; "chain_unbroken": every die of v); then released until_enemy_acts
+            # holders declare one action each (R5; under release = "higher" [rev 3] only
+            # one whose die is above the next turn's initiative, the others rejoin R3)
             on_release = ON_TURN
             a = v  # the die of c's next action: its top
             while True:
@@ -687,6 +722,7 @@ def round_player(log, may_hold):
                     for j in range(n):
                         by_holder |= (j != c) & (W[j, W_LOWEST] < a)
                 step = G[G_STEP]
+                responded = ZERO  # R3 [rev 3]: responses to this action (a chain ends)
                 Y[CS[c, ACTIONS] + col] += 1
                 if step == 0:  # the round's first action
                     Y[CS[c, FIRST_ACTION] + col] += 1
@@ -760,6 +796,7 @@ def round_player(log, may_hold):
                             answered += 1
                             if log:
                                 event(EV, G, EV_RESPONSE, g, d, used, RESPONSE_GUARD, ZERO)
+                    responded = own + answered
                     # the attack's outcome: exactly one of undefended, defended, hasty_only
                     outcome = 1 if answered > 0 else (2 if hasty else 0)
                     Y[CS[d, UNDEFENDED + outcome] + col] += 1
@@ -792,14 +829,18 @@ def round_player(log, may_hold):
                             G[G_RELEASED] += 1
                             if log:
                                 event(EV, G, EV_RELEASE, h, NOBODY, RELEASE_ENEMY_ACTED, ZERO, ZERO)
-                # ---- the next action of this turn, if any
+                # ---- the next action of this turn, if any: under a chain order its next
+                # die of value v (a stays v); under "chain" [rev 3] only if nobody responded
                 if (
                     not on_release
-                    and G[G_ORDER] == ORDER_CHAIN
+                    and G[G_ORDER] != ORDER_DYNAMIC
                     and W[c, W_POOL] != 0
                     and top(W[c, W_POOL]) == v
                 ):
-                    continue  # its next die is v again: a stays v
+                    if responded == 0 or G[G_ORDER] == ORDER_CHAIN_UNBROKEN:
+                        continue
+                    if log:  # the run ends: R3 chooses the next turn afresh
+                        event(EV, G, EV_RUN_BROKEN, c, NOBODY, v, ZERO, ZERO)
                 if not may_hold:
                     break
                 if G[G_RELEASED] == 0:

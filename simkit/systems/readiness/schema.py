@@ -1,4 +1,4 @@
-"""Fields and rules of the readiness system, rules revision 2 (names exactly as in docs/rules.md).
+"""Fields and rules of the readiness system, rules revision 3 (names exactly as in docs/rules.md).
 
 The choice tuples here are the only spelling of each policy and rule value: the
 kernel's named codes (``kernel.HOLD_CODES`` ...) are built from them with
@@ -17,9 +17,10 @@ HASTY_UP_TO = "hasty_up_to"
 HASTY_UP_TO_PATTERN = r"hasty_up_to:(\d{1,6})"
 HASTY_UP_TO_MAX = 999
 GUARDS = ("never", "backup", "always")
-ORDERS = ("dynamic", "chain")
+ORDERS = ("dynamic", "chain", "chain_unbroken")
 PREPS = ("one_die", "sixes", "lowest")
 HOLDER_ACTIONS = ("held_dice", "release_only")
+RELEASES = ("higher", "any")
 
 MAX_READINESS = 20  # a pool's count of one face must fit a byte field (kernel)
 MAX_ADVANTAGE = 120
@@ -91,7 +92,8 @@ RULES: dict[str, Field] = {
         str,
         "dynamic",
         choices=ORDERS,
-        meaning='R3: who acts next is chosen before every turn; "chain" spends all dice of a value',
+        meaning='R3: who acts next is chosen before every turn; "chain" spends all dice of a value '
+        'until someone responds (rev 3), "chain_unbroken" all of them (rev 2)',
     ),
     "prep": Field(
         str,
@@ -106,5 +108,12 @@ RULES: dict[str, Field] = {
         choices=HOLDER_ACTIONS,
         meaning="R5: which of a former holder's actions are a holder's action (never answered "
         'hastily); "release_only": only the one declared on release',
+    ),
+    "release": Field(
+        str,
+        "higher",
+        choices=RELEASES,
+        meaning="R5: a released until_enemy_acts holder jumps in only with a die above the next "
+        'turn\'s initiative ("higher", rev 3), else it rejoins R3; "any": always (rev 2)',
     ),
 }
