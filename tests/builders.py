@@ -43,7 +43,7 @@ RULES: dict[str, dict[str, Any]] = {
         "holder_actions": "held_dice",
         "release": "higher",
     },
-    "vtm": {"tie": "simultaneous", "multi": "end"},
+    "vtm": {"tie": "simultaneous", "multi": "end", "slot_abort": "allowed"},
     "perception": {
         "mode": "individual",
         "tie": "random",

@@ -125,6 +125,7 @@ KEYS = [
     "release",
     "tie",
     "multi",
+    "slot_abort",
     "mode",
     "group_stat",
     "within_side",

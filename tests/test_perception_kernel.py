@@ -530,9 +530,9 @@ def test_worked_example_trace_with_the_seeds_dice():
             ("slot", "P1", "Gunnar", 0),
             ("slot", "P1", "Wolf", 1),
             ("intent", "P3", "Gunnar", "Wolf"),  # Gunnar knows the wolf will attack him
-            ("act", "P4", "Gunnar"),
+            ("act", "P4", "Gunnar", False),  # acting first: it stated nothing (P3)
             ("attack", "P4", "Gunnar", "Wolf"),
-            ("act", "P4", "Wolf"),
+            ("act", "P4", "Wolf", True),  # carries out the attack it stated (P4)
             ("attack", "P4", "Wolf", "Gunnar"),
         ]
         got = row_counts(tr.rows[r], job.layout)
@@ -543,6 +543,9 @@ def test_worked_example_trace_with_the_seeds_dice():
     text = play_trace(scenario, 1, 2026, dice)
     for line in ("Gunnar rolls 9", "Wolf rolls 2", "P3 Gunnar learns", "P4 Gunnar attacks Wolf"):
         assert line in text, text
+    assert "P4 Gunnar acts; acting first, it stated nothing beforehand (P3)" in text, text
+    assert "P4 Wolf acts, carrying out the first action it stated" in text, text
+    assert "Gunnar acts, carrying out" not in text, text
 
 
 def test_group_mode_trace_names_the_sides():

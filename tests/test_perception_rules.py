@@ -101,15 +101,53 @@ def test_gunnar_and_the_wolf_seed_rolls_log(mode):
         ("slot", rule, "Gunnar", 0),
         ("slot", rule, "Wolf", 1),
         ("intent", "P3", "Gunnar", "Wolf"),
-        ("act", "P4", "Gunnar"),
+        ("act", "P4", "Gunnar", False),  # acting first, it stated nothing (P3)
         ("attack", "P4", "Gunnar", "Wolf"),
-        ("act", "P4", "Wolf"),
+        ("act", "P4", "Wolf", True),  # the attack it stated (P4)
         ("attack", "P4", "Wolf", "Gunnar"),
     ]
     assert counts[("Gunnar", "known_intents")] == 1
     assert counts[("Wolf", "intent_disclosed")] == 1
     assert counts[("Gunnar", "intent_disclosed")] == 0
     assert counts[("Wolf", "attacked_before_acting")] == 1
+
+
+@pytest.mark.parametrize("mode", ["individual", "group"])
+@pytest.mark.parametrize("tie", ["random", "simultaneous"])
+def test_only_those_acting_first_state_nothing(mode, tie):
+    """P3/P4 [rev 3 wording]: everyone but the first to act states its first action and
+    carries it out; the first states nothing.  Individual mode: every combatant of the
+    first slot (two of them when tied under tie = "simultaneous"); group mode: every
+    member of the side acting first (the seed: only the lower sides state)."""
+    scenario = perception(
+        {"name": "Gunnar", "side": "party", "perception": 4, "commander": True},
+        {"name": "Mira", "side": "party", "perception": 4},
+        {"name": "Wolf", "side": "wolves", "perception": 3, "commander": True},
+        mode=mode,
+        tie=tie,
+        within_side="listed",
+    )
+
+    class Rolls:  # individual: Gunnar 9, Mira 9, Wolf 2; group: party 9, wolves 2
+        dice = [9, 9, 2] if mode == "individual" else [9, 2]
+
+        def roll(self, sides: int) -> int:
+            return self.dice.pop(0)
+
+        def below(self, n: int) -> int:
+            return 0  # a tie between Gunnar and Mira: Gunnar first
+
+        def chance(self, threshold: int) -> bool:
+            raise AssertionError("unexpected attack_share draw")
+
+    log: list[tuple] = []
+    counts = twin.play_round(scenario, Rolls(), log)
+    stated = {e[2]: e[3] for e in log if e[0] == "act"}
+    if mode == "individual" and tie == "random":  # Gunnar first, then Mira (13 = 13)
+        assert stated == {"Gunnar": False, "Mira": True, "Wolf": True}
+    else:  # both 13s act first (one slot, or the side acting first)
+        assert stated == {"Gunnar": False, "Mira": False, "Wolf": True}
+    assert counts == twin.fold_log(scenario, log)
 
 
 # ------------------------------------------------------------------ group mode

@@ -26,7 +26,7 @@ BASELINE = json.loads((ROOT / "tests/data/rev1_baseline.json").read_text())
 # the file does not give them) and field values to translate.
 REV1_RULES = {
     "readiness": {"prep": "sixes", "holder_actions": "release_only", "release": "any"},
-    "vtm": {"multi": "in_turn"},
+    "vtm": {"multi": "in_turn", "slot_abort": "never"},
     "perception": {"information": "order"},
 }
 REV1_VALUES = {"vtm": {"abort": {"always": "before_acting"}}}

@@ -235,6 +235,40 @@ def test_worked_example_trace_with_fixed_dice_shows_the_order():
     assert "V2 slot 1: Neonate" in text and "V2 moment 1: Neonate acts" in text
 
 
+@pytest.mark.parametrize("slot_abort", ["allowed", "never"])
+def test_trace_of_a_slot_mate_aborting_in_its_own_moment(slot_abort):
+    """Issue 26's case: Twin shares Hunter's slot (same initiative and rating) and its
+    action of that moment is still in reserve when Hunter's attack is resolved: V5
+    [rev 3] lets it abort (the default); revision 2 ("never") said it acts in the same
+    moment."""
+    scenario = vtm(
+        fighter("Hunter", "a", 3),
+        fighter("Twin", "b", 3, abort="always"),
+        slot_abort=slot_abort,
+    )
+    text = play_trace(scenario, 1, 2026, {0: [4], 1: [4]})
+    lines = [line.strip() for line in text.splitlines()]
+    head = [
+        "V2 slot 1: Hunter and Twin share it (same initiative and rating): they act simultaneously",
+        "V3 Hunter declares, knowing no opponent's declaration",
+        "V3 Twin declares, knowing no opponent's declaration",
+        "V2 moment 1: Hunter acts",
+        "V2 Hunter attacks Twin",
+    ]
+    assert lines[lines.index("Round 1") + 3 :][: len(head)] == head
+    rest = lines[lines.index("Round 1") + 3 + len(head) :]
+    if slot_abort == "allowed":
+        assert rest == ["V5 Twin aborts to defend, giving up the action of its turn"]
+    else:
+        assert rest == [
+            "V5 Twin does not defend: it acts in this same moment (simultaneous under "
+            'slot_abort = "never")',
+            "V2 moment 1: Twin acts",
+            "V2 Twin attacks Hunter",
+            'V5 Hunter does not defend (abort = "never")',
+        ]
+
+
 # ------------------------------------------------------------------ sum plans
 def test_fast_plan_equals_the_plain_plan():
     """Codes, constants, aliases and flushed slots give the sums of the plain plan
@@ -269,7 +303,11 @@ def _lane_scenario(rng: random.Random, tie: str = "simultaneous"):
             e["attack_share"] = rng.choice((0.0, 1.0, 1.0, 1.0))
         if sum(e.get("count", 1) for e in entries) <= kernel.HIST_MAX:
             break
-    rules = {"tie": tie, "multi": rng.choice(("end", "in_turn"))}
+    rules = {
+        "tie": tie,
+        "multi": rng.choice(("end", "in_turn")),
+        "slot_abort": rng.choice(("allowed", "never")),  # V5: nobody aborts here
+    }
     data = {"scenario": {"name": "lanes", "system": "vtm"}, "rules": rules}
     return scenario_from_dict({**data, "combatant": entries}, source="<lanes>")
 
@@ -360,9 +398,10 @@ def test_the_bench_scenario_is_coded_without_per_round_flushes():
 
 
 # ------------------------------------------------------------------ many combatants
+@pytest.mark.parametrize("slot_abort", ["allowed", "never"])
 @pytest.mark.parametrize("tie", ["simultaneous", "random"])
 @pytest.mark.parametrize("multi", ["end", "in_turn"])
-def test_many_combatants_equal_the_twin(tie, multi):
+def test_many_combatants_equal_the_twin(tie, multi, slot_abort):
     """More than 16 combatants: V2 by buckets of initiative; every count, state and
     event equal to the twin."""
     scenario = vtm(
@@ -372,7 +411,7 @@ def test_many_combatants_equal_the_twin(tie, multi):
          "delay": "until_enemy_acts", "abort": "before_acting"},
         {"name": "Thrall", "side": "elders", "rating": 3, "count": 3, "attack_share": 0.5,
          "wound_penalty": 1},
-        tie=tie, multi=multi,
+        tie=tie, multi=multi, slot_abort=slot_abort,
     )  # fmt: skip
     _trace_equals_twin(scenario, _key(7), 40, first=11)
 
@@ -406,6 +445,7 @@ def test_large_random_scenarios_equal_the_twin_and_the_plain_plan():
         rules = {
             "tie": rng.choice(("simultaneous", "random")),
             "multi": rng.choice(("end", "in_turn")),
+            "slot_abort": rng.choice(("allowed", "never")),
         }
         scenario = vtm(*entries, **rules)
         sizes.add(len(scenario.combatants) > kernel.SMALL)
@@ -416,6 +456,35 @@ def test_large_random_scenarios_equal_the_twin_and_the_plain_plan():
         kernel.run_chunk(kernel.compile_scenario(scenario, layout, plain=True), _key(k), 400, b)
         assert a.equals(b)
     assert sizes == {True, False}
+
+
+@pytest.mark.parametrize("multi", ["end", "in_turn"])
+def test_aborts_in_a_shared_moment_equal_the_twin(multi):
+    """V5 [rev 3]: equal ratings on three sides, so that slot-mates attack each other;
+    every policy, delays and several actions: trace = twin under both slot_abort
+    readings, the fast plan's sums = the plain plan's, and the readings differ (pending
+    slot-mates do abort under "allowed")."""
+    entries = [
+        {"name": "A", "side": "a", "rating": 2, "count": 2, "abort": "always", "actions": 2},
+        {"name": "B", "side": "b", "rating": 2, "count": 2, "abort": "before_acting",
+         "extra_actions": 1},
+        {"name": "C", "side": "c", "rating": 2, "abort": "always", "extra_actions": 2,
+         "delay": "until_enemy_acts", "attack_share": 0.5},
+    ]  # fmt: skip
+    aborts = {}
+    for slot_abort in ("allowed", "never"):
+        scenario = vtm(*entries, multi=multi, slot_abort=slot_abort)
+        _trace_equals_twin(scenario, _key(31), 60)
+        layout = engine.layout_for(scenario)
+        # the lanes play only rounds where nobody can abort, under either reading
+        assert kernel.compile_scenario(scenario, layout).lanes_off == "delay_or_abort"
+        a, b = layout.new_sums(), layout.new_sums()
+        kernel.run_chunk(kernel.compile_scenario(scenario, layout), _key(32), 3000, a)
+        kernel.run_chunk(kernel.compile_scenario(scenario, layout, plain=True), _key(32), 3000, b)
+        assert a.equals(b)
+        records = twin.play_rounds_keyed(scenario, [1, 2, 3, 4], 300)
+        aborts[slot_abort] = sum(r.counts[("C", "aborts")] for r in records)
+    assert aborts["allowed"] > aborts["never"]
 
 
 def _trace_equals_twin(scenario, key, n, first=0):
@@ -462,6 +531,9 @@ def test_unknown_codes_are_errors():
         kernel.compile_scenario(bad, layout)
     bad = make_scenario("vtm", [fighter("A", "a", 3), fighter("B", "b", 3)], {"multi": "x"})
     with pytest.raises(ValueError, match="rules.multi: unknown value 'x'"):
+        kernel.compile_scenario(bad, layout)
+    bad = make_scenario("vtm", [fighter("A", "a", 3), fighter("B", "b", 3)], {"slot_abort": "x"})
+    with pytest.raises(ValueError, match="rules.slot_abort: unknown value 'x'"):
         kernel.compile_scenario(bad, layout)
     with pytest.raises(ValueError, match="one d10"):
         kernel.trace(kernel.compile_scenario(scenario, layout), _key(1), 1, dice={0: [11]})

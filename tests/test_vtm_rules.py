@@ -341,13 +341,20 @@ def test_abort_always_with_several_actions(multi):
     assert ex[("B", "attacked_before_acting")] == 1
 
 
-def test_shared_slot_triggers_no_abort_log():
-    """V5/V2: slot-mates attack each other in the same moments: nobody aborts."""
-    scenario = vtm(
+# ------------------------------------------------------------------ V5 shared slots
+def _slot_mates(slot_abort: str, **rules: Any) -> Any:
+    return vtm(
         fighter("A", "a", 4, extra_actions=1, abort="always"),
         fighter("B", "b", 4, extra_actions=1, abort="always"),
+        slot_abort=slot_abort,
+        **rules,
     )
-    counts, log = scripted(scenario, 3, 3)
+
+
+def test_shared_slot_triggers_no_abort_under_never_log():
+    """V5/V2 revision 2 (slot_abort = "never"): slot-mates attack each other in the same
+    moments: nobody aborts."""
+    counts, log = scripted(_slot_mates("never"), 3, 3)
     assert [e for e in log if e[0] in ("act", "abort", "unanswered")] == [
         ("act", "V2", "A", 0, False),
         ("unanswered", "V5", "B"),
@@ -363,40 +370,142 @@ def test_shared_slot_triggers_no_abort_log():
     assert counts[("A", "attacked_before_acting")] == 0
 
 
-def test_shared_slot_exact():
-    """Equal ratings, tie "simultaneous": a tie (1/10) gives no abort; otherwise the
-    slower gives up both of its actions, one per attack of the faster."""
-    scenario = vtm(
-        fighter("A", "a", 4, extra_actions=1, abort="always"),
-        fighter("B", "b", 4, extra_actions=1, abort="always"),
-    )
-    ex = exact(scenario)
+def test_shared_slot_allows_an_abort_of_the_pending_action_log():
+    """V5 [rev 3] (slot_abort = "allowed", the default): A's action of the shared moment
+    is resolved first (scenario order); B's is still in reserve, so B gives it up to
+    defend, and in additional round 1 again: B never acts, A is never attacked."""
+    counts, log = scripted(_slot_mates("allowed"), 3, 3)
+    assert [e for e in log if e[0] in ("act", "abort", "unanswered")] == [
+        ("act", "V2", "A", 0, False),
+        ("abort", "V5", "B", 0),
+        ("act", "V6", "A", 1, True),
+        ("abort", "V5", "B", 1),
+    ]
+    assert counts[("", "simultaneous")] == 1  # V2: they still share the slot
+    assert counts[("A", "first_action")] == 1
+    assert counts[("B", "first_action")] == 0
+    assert counts[("B", "attacked_before_acting")] == 1  # attacked, then never acted
+    assert counts[("B", "actions")] == 0
+    assert counts[("B", "aborts")] == counts[("B", "defended")] == 2
+    assert twin.fold_log(_slot_mates("allowed"), log) == counts
+
+
+@pytest.mark.parametrize("slot_abort", ["allowed", "never"])
+def test_shared_slot_exact(slot_abort):
+    """Equal ratings, tie "simultaneous".  Not tied (9/10): the slower gives up both of
+    its actions, one per attack of the faster.  Tied (1/10): under "never" nobody
+    aborts; under "allowed" A, resolved first, plays as the faster and B aborts twice."""
+    ex = exact(_slot_mates(slot_abort))
     p_slower = p_dice(2, lambda da, db: da < db)
     p_tie = p_dice(2, lambda da, db: da == db)
     assert (p_slower, p_tie) == (Fraction(9, 20), Fraction(1, 10))
     assert ex[("", "simultaneous")] == p_tie
     assert ex[("A", "aborts")] == ex[("A", "defended")] == 2 * p_slower
     assert ex[("A", "actions")] == 2 * (1 - p_slower)
-    assert ex[("A", "undefended")] == 2 * p_tie
     assert ex[("A", "first_action")] == 1 - p_slower
+    if slot_abort == "never":
+        assert ex[("A", "undefended")] == ex[("B", "undefended")] == 2 * p_tie
+        assert ex[("B", "aborts")] == 2 * p_slower
+        assert ex[("B", "first_action")] == 1 - p_slower
+        assert ex[("B", "attacked_before_acting")] == p_slower
+    else:
+        assert ex[("A", "undefended")] == ex[("B", "undefended")] == 0
+        assert ex[("B", "aborts")] == 2 * (p_slower + p_tie) == Fraction(11, 10)
+        assert ex[("B", "actions")] == 2 * p_slower == Fraction(9, 10)
+        assert ex[("B", "first_action")] == p_slower
+        assert ex[("B", "attacked_before_acting")] == p_slower + p_tie
+
+
+@pytest.mark.parametrize("abort", ["always", "before_acting"])
+@pytest.mark.parametrize("slot_abort", ["allowed", "never"])
+def test_the_issues_twin_may_abort_in_its_own_moment(slot_abort, abort):
+    """The traced case of issue 26: Twin shares Hunter's slot and still has its action in
+    reserve when Hunter's attack is resolved.  Under "allowed" it aborts (abort =
+    "always", or "before_acting": it has not acted yet) and acts no more this round;
+    under "never" (revision 2) it does not defend and acts in the same moment."""
+    scenario = vtm(
+        fighter("Hunter", "a", 3),
+        fighter("Twin", "b", 3, abort=abort),
+        slot_abort=slot_abort,
+    )
+    counts, log = scripted(scenario, 4, 4)
+    if slot_abort == "allowed":
+        assert log[-2:] == [("attack", "V2", "Hunter", "Twin"), ("abort", "V5", "Twin", 0)]
+        assert counts[("Twin", "actions")] == 0
+        assert counts[("Hunter", "undefended")] == 0
+    else:
+        assert ("unanswered", "V5", "Twin") in log
+        assert ("act", "V2", "Twin", 0, False) in log
+        assert counts[("Hunter", "undefended")] == 1
+
+
+def test_a_resolved_slot_mate_gives_up_a_later_action():
+    """V5 [rev 3]: B attacks A after A's action of the moment is resolved: A no longer
+    has that one, but it has its end-of-round action in reserve and gives that up
+    (revision 2: no defense at all in a shared moment)."""
+    entries = (
+        fighter("A", "a", 4, extra_actions=1, abort="always", attack_share=0.0),
+        fighter("B", "b", 4),
+    )
+    counts, log = scripted(vtm(*entries), 3, 3)
+    assert [e for e in log if e[0] in ("act", "abort", "unanswered")] == [
+        ("act", "V2", "A", 0, False),
+        ("act", "V2", "B", 0, False),
+        ("abort", "V5", "A", 1),
+    ]
+    assert counts[("A", "actions")] == 1
+    assert counts[("A", "attacked_before_acting")] == 0
+    counts, log = scripted(vtm(*entries, slot_abort="never"), 3, 3)
+    assert ("unanswered", "V5", "A") in log
+    assert counts[("A", "actions")] == 2
 
 
 @pytest.mark.parametrize("multi", ["end", "in_turn"])
-def test_slot_mate_acting_alone_is_not_simultaneous(multi):
-    """In a shared slot only an attack in a moment where the target acts too is
-    simultaneous: under "in_turn" A's second declared action comes alone and B gives up
-    its Celerity action; under "end" both act in additional round 1."""
+def test_a_pending_slot_mate_keeps_its_other_actions(multi):
+    """V5 [rev 3] with several actions: B gives up only its action of the shared moment
+    (0: of its turn) and takes its other declared action later: under "in_turn" in the
+    next moment of its turn, under "end" at the end of the round."""
     scenario = vtm(
-        fighter("A", "a", 4, actions=2),
-        fighter("B", "b", 4, extra_actions=1, abort="always"),
+        fighter("A", "a", 4),
+        fighter("B", "b", 4, actions=2, abort="always", attack_share=0.0),
         multi=multi,
     )
     counts, log = scripted(scenario, 3, 3)
-    if multi == "in_turn":
-        assert ("abort", "V5", "B", 1) in log
-        assert counts[("B", "actions")] == 1
+    moves = [e for e in log if e[0] in ("act", "abort", "unanswered")]
+    assert moves[:2] == [("act", "V2", "A", 0, False), ("abort", "V5", "B", 0)]
+    assert moves[2] == ("act", "V2" if multi == "in_turn" else "V6", "B", 1, multi == "end")
+    assert counts[("B", "actions")] == 1
+    assert counts[("B", "first_action")] == 0
+    assert counts[("B", "attacked_before_acting")] == 1
+    assert counts[("A", "acts_before.B")] == 1
+
+
+@pytest.mark.parametrize("multi", ["end", "in_turn"])
+@pytest.mark.parametrize("slot_abort", ["allowed", "never"])
+def test_slot_mate_acting_alone_is_not_simultaneous(multi, slot_abort):
+    """In a shared slot an attack in a moment where the target does not act is an
+    ordinary one: under "in_turn" A's second declared action comes alone and B gives up
+    its Celerity action; under "end" both act in additional round 1, and B, pending
+    there (after A in scenario order), gives up its Celerity action only under
+    "allowed"."""
+    scenario = vtm(
+        fighter("A", "a", 4, actions=2),
+        fighter("B", "b", 4, extra_actions=1, abort="always", attack_share=0.0),
+        multi=multi,
+        slot_abort=slot_abort,
+    )
+    counts, log = scripted(scenario, 3, 3)
+    aborts = [e for e in log if e[0] == "abort"]
+    if multi == "in_turn":  # A's first attack, in the shared moment, and its second
+        assert aborts == ([("abort", "V5", "B", 0)] if slot_abort == "allowed" else []) + [
+            ("abort", "V5", "B", 1)
+        ]
+        assert counts[("B", "actions")] == 2 - len(aborts)
+    elif slot_abort == "allowed":
+        assert aborts == [("abort", "V5", "B", 0), ("abort", "V5", "B", 1)]
+        assert counts[("B", "actions")] == 0
     else:
-        assert not [e for e in log if e[0] == "abort"]
+        assert not aborts
         assert counts[("B", "actions")] == 2
 
 
@@ -448,11 +557,13 @@ def rev1_fights():
 
 def rev1_readings(entries: list[dict], tie: str) -> Any:
     """The fight with revision 1's readings written out: abort "always" is
-    "before_acting" (multi "in_turn" is given by the fight)."""
+    "before_acting", a shared moment triggers no abort (slot_abort "never"; multi
+    "in_turn" is given by the fight)."""
     new_entries = [
         {**e, "abort": "before_acting"} if e.get("abort") == "always" else e for e in entries
     ]
-    return make_scenario("vtm", new_entries, rules={"tie": tie, "multi": "in_turn"})
+    rules = {"tie": tie, "multi": "in_turn", "slot_abort": "never"}
+    return make_scenario("vtm", new_entries, rules=rules)
 
 
 @pytest.mark.slow

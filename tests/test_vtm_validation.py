@@ -114,6 +114,23 @@ def test_bad_tie_rule(tmp_path):
     rejected(path, "rules.tie", "simultaneous", "random")
 
 
+def test_bad_slot_abort_rule(tmp_path):
+    """V5 [rev 3]: slot_abort takes "allowed" (the default) or "never" (revision 2)."""
+    path = write(tmp_path, combatant(rating=3), "[rules]\nslot_abort = 'sometimes'\n")
+    rejected(path, "rules.slot_abort", "allowed", "never")
+    path = write(tmp_path, combatant(rating=3), "[rules]\nslot_abort = true\n")
+    rejected(path, "rules.slot_abort")
+
+
+@pytest.mark.parametrize("value", ["allowed", "never"])
+def test_slot_abort_values_load(tmp_path, value):
+    scenario = load_scenario(
+        write(tmp_path, combatant(rating=3), f"[rules]\nslot_abort = '{value}'\n")
+    )
+    assert scenario.rules["slot_abort"] == value
+    assert load_scenario(write(tmp_path, combatant(rating=3))).rules["slot_abort"] == "allowed"
+
+
 def test_unknown_key(tmp_path):
     rejected(write(tmp_path, combatant(rating=3, celerity=2)), "(index 0).celerity", "unknown")
 

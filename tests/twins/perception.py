@@ -1,4 +1,4 @@
-"""Plain-Python twin of one ``perception`` round under rules revision 2 (docs/rules.md, P1-P4).
+"""Plain-Python twin of one ``perception`` round under rules revision 3 (docs/rules.md, P1-P4).
 
 A readable, deliberately slow restatement of the rules.  It keeps the acting order
 as a list of *slots* (each a list of the combatants acting in it) and works out every
@@ -40,8 +40,10 @@ combatant whose initiative total is strictly lower than its own (P1: d10 +
 perception; P2: every member of a side learns every member of every side with a
 strictly lower side total, d10 + group stat; never its own side's).  ``"order"``:
 of every combatant acting in a later slot (P2: of every member of a later side).  The
-combatant acting first states nothing; nobody could learn its action in either reading
-(nobody has a higher total or an earlier slot), so this changes no count.
+combatant acting first states nothing (individual mode: every combatant of the first
+slot; group mode: every member of the side acting first, as only the lower sides
+state); nobody could learn its action in either reading (nobody has a higher total or
+an earlier slot, of another side), so this changes no count, only the ``act`` event.
 
 Event log (``log``: anything with ``append``), in the order things happen.  Every
 event is a tuple ``(kind, rule, ...)``:
@@ -59,8 +61,10 @@ event is a tuple ``(kind, rule, ...)``:
     ``learner`` learns ``stater``'s first action, for every such pair, allies included
     in individual mode (the metrics count opponents only); learners in acting order,
     for each learner the staters in acting order (slot-mates in scenario order).
-``("act", "P4", name)``
-    each combatant's one action, in acting order (slot-mates in scenario order).
+``("act", "P4", name, stated)``
+    each combatant's one action, in acting order (slot-mates in scenario order);
+    ``stated`` False for those acting first, who stated nothing (P3), True for the
+    others, who carry out the first action they stated (P4).
 ``("attack", "P4", attacker, target)``
     right after the ``act`` event of an action that is an attack.
 
@@ -272,9 +276,12 @@ def play_round(
                 known_by[g].append(f)
                 note("intent", "P3", f.name, g.name)
 
-    # P4: everyone acts once, on its turn, carrying out the action it stated
+    # P4: everyone acts once, on its turn; all but the first to act carry out the
+    # action they stated (P3: the first states nothing; group mode: the first side)
+    lead = in_order[0]
     for f in in_order:
-        note("act", "P4", f.name)
+        stated = f.side != lead.side if group else f.slot > 0
+        note("act", "P4", f.name, stated)
         t = f.target
         if t is not None:
             note("attack", "P4", f.name, t.name)

@@ -1,4 +1,4 @@
-"""Plain-Python twin of one ``vtm`` round under rules revision 2 (docs/rules.md, V1-V7).
+"""Plain-Python twin of one ``vtm`` round under rules revision 3 (docs/rules.md, V1-V7).
 
 A readable, deliberately slow restatement of the rules: no arrays, no codes, no
 stacks (a released delayer interrupting a turn is a recursive call).  It imports
@@ -23,13 +23,14 @@ it validates the scenario it makes).  ``dice`` fixes a combatant's d10 (drawn, t
 replaced; its index is its roller index, scenario order).
 
 Rules: ``tie`` = ``"simultaneous"`` | ``"random"`` (V2), ``multi`` = ``"end"``
-(default) | ``"in_turn"`` (V6).  Fields: ``rating`` (dexterity + wits), ``wound_penalty``,
+(default) | ``"in_turn"`` (V6), ``slot_abort`` = ``"allowed"`` (default) | ``"never"``
+(V5 [rev 3]).  Fields: ``rating`` (dexterity + wits), ``wound_penalty``,
 ``actions``, ``extra_actions``, ``delay`` (``"never"`` | ``"until_enemy_acts"``),
 ``abort`` (``"never"`` | ``"always"`` | ``"before_acting"``), ``target``,
 ``attack_share``.  Cases the rules leave open follow docs/rules-decisions.md (section
-``vtm``: revision 2, and revision 1 where revision 2 did not override it).
+``vtm``: revisions 3 and 2, and revision 1 where no later one overrides it).
 
-Draw order (binding; revision 2 adds no draw):
+Draw order (binding; revisions 2 and 3 add no draw):
 1. V1: one d10 per combatant, in scenario order.
 2. V2 with ``tie = "random"``: for every tied group, fastest first, ``below(m)`` picks
    the next among the ``m`` still tied (counted in scenario order) until one is left
@@ -41,7 +42,9 @@ Draw order (binding; revision 2 adds no draw):
 The round, moment by moment.  A *moment* is one point in time at which one or more
 combatants act; its number counts from 0 and grows by one after each moment.
 Combatants acting together (a shared V2 slot, or delayers of one slot released
-together) act in the same moment, in scenario order.
+together) act in the same moment, their actions resolved one by one in scenario order:
+before its own action is resolved a mover is *pending* (its action of the moment is
+still in reserve), after it *resolved*.
 * Normal phase (V2): slots in initiative order.  Under ``multi = "end"`` each
   combatant takes its first declared action at its turn; under ``"in_turn"`` all its
   declared actions, one moment each.  V4: a delayer lets its turn pass (unless an
@@ -58,14 +61,19 @@ together) act in the same moment, in scenario order.
   is still to come act together in one moment.  ``multi = "in_turn"``: the
   ``extra_actions`` only, slot by slot, each combatant all of its own in a row
   (slot-mates moment by moment).
-* V5: an attack on a combatant acting in the same moment is simultaneous: no abort,
-  not "before acting".  Otherwise, with ``abort = "always"``, an attacked combatant
-  that still has an action to come gives up the next one: an action of its turn if it
-  has one left, else its earliest end-of-round action still to come (the others keep
-  their numbers, so under ``"end"`` it sits out additional round k and acts in the
-  later ones).  ``"before_acting"`` (revision 1): only while it has taken no action
-  yet, and only an action of its turn (one per attack; under ``"end"`` that is the
-  single normal action).  A delayer whose turn actions are all given up stops waiting.
+* V5: with ``abort = "always"``, an attacked combatant that still has an action to
+  come gives up the next one: an action of its turn if it has one left, else its
+  earliest end-of-round action still to come (the others keep their numbers, so under
+  ``"end"`` it sits out additional round k and acts in the later ones).
+  ``"before_acting"`` (revision 1): only while it has taken no action yet, and only an
+  action of its turn (one per attack; under ``"end"`` that is the single normal
+  action).  A delayer whose turn actions are all given up stops waiting.
+  ``slot_abort = "allowed"`` [rev 3]: a shared moment is no exception; a pending mover's
+  next action to come is its action of this moment: giving it up, it does not act in
+  this moment (and an attack on it before its first action is one "before acting");
+  a resolved mover gives up a later one.  ``"never"`` (revision 2): an attack on a
+  combatant acting in the same moment (pending or resolved) is simultaneous: no abort,
+  not "before acting".
 
 Event log (``log``: anything with ``append``), in the order things happen.  Every
 event is a tuple ``(kind, rule, ...)``:
@@ -96,6 +104,7 @@ event is a tuple ``(kind, rule, ...)``:
 ``("abort", "V5", name, given_up)``
     right after the ``attack`` event: the target defends by giving up an action;
     ``given_up`` 0: an action of its turn; k >= 1: its end-of-round action number k.
+    A pending mover that gives up its action of the moment logs no ``act`` in it.
 ``("unanswered", "V5", target)``
     right after the ``attack`` event instead of ``abort``: nobody defends.
 
@@ -168,14 +177,21 @@ class Round:
     """The play of one round after V1-V3 fixed the slots."""
 
     def __init__(
-        self, fighters: list[Fighter], slots: list[list[Fighter]], draws: Draws, log: Any
+        self,
+        fighters: list[Fighter],
+        slots: list[list[Fighter]],
+        draws: Draws,
+        log: Any,
+        slot_abort: str = "allowed",
     ) -> None:
         self.fighters = fighters
+        self.slot_abort = slot_abort
         self.slots = slots
         self.draws = draws
         self.log = log
         self.moment = 0
         self.acting_now: list[Fighter] = []  # who acts in the moment being played
+        self.pending: list[Fighter] = []  # its movers whose action is not yet resolved
         self.delaying: list[Fighter] = []  # V4 delayers still waiting, initiative order
         self.sides_acted: set[str] = set()
 
@@ -190,8 +206,16 @@ class Round:
     def give_up(self, t: Fighter) -> int | None:
         """V5: the action ``t`` gives up to defend an attack (0: of its turn; k: its
         end-of-round action k), or None if it does not defend."""
-        if t in self.acting_now:
-            return None  # V5/V2: same moment as its own action, simultaneous
+        if t in self.acting_now and self.slot_abort == "never":
+            return None  # V5/V2 (revision 2): same moment as its own action, simultaneous
+        given = self.next_given_up(t)
+        if given is not None and t in self.pending:
+            self.pending.remove(t)  # V5 [rev 3]: its action of this moment, given up
+        return given
+
+    def next_given_up(self, t: Fighter) -> int | None:
+        """V5: the action ``t``'s policy gives up (a pending mover's next action still to
+        come is its action of this moment), or None."""
         if t.abort == "always":
             if t.turn_left > 0:  # its next action still to come is one of its turn
                 t.turn_left -= 1
@@ -221,9 +245,9 @@ class Round:
         f.attacks_made += 1
         t.attacks_received += 1
         self.note("attack", "V2", f.name, t.name)
-        if t.first is None:  # movers of this moment already have theirs
-            t.attacked_before_acting = True
         given_up = self.give_up(t)
+        if t.first is None and t not in self.pending:  # a pending mover acts in it
+            t.attacked_before_acting = True
         if given_up is None:
             t.undefended += 1
             self.note("unanswered", "V5", t.name)
@@ -234,20 +258,28 @@ class Round:
         if t in self.delaying and t.turn_left == 0:
             self.delaying.remove(t)  # V4: nothing left to delay
 
-    def play_moment(self, movers: list[Fighter], end_of_round: bool) -> None:
-        """Every mover takes one action in this moment (scenario order)."""
+    def play_moment(self, movers: list[Fighter], end_of_round: bool) -> list[Fighter]:
+        """Every mover takes one action in this moment, resolved in scenario order,
+        unless it gave it up to defend before its turn in the moment (V5 [rev 3]).
+        Returns those who acted."""
         self.acting_now = movers
+        self.pending = list(movers)
+        acted = []
         for f in movers:
+            if f not in self.pending:
+                continue  # V5 [rev 3]: its action of this moment went to a defense
+            self.pending.remove(f)
             if f.first is None:
                 f.first = self.moment
-        for f in movers:
             if end_of_round:
                 f.end_plan.pop(0)
             else:
                 f.turn_left -= 1
+            acted.append(f)
             self.act(f, end_of_round)
         self.acting_now = []
         self.moment += 1
+        return acted
 
     # ------------------------------------------------------------ turns
     def take_turn(self, group: list[Fighter]) -> None:
@@ -260,8 +292,8 @@ class Round:
             movers = [f for f in group if f.turn_left > 0]
             if not movers:
                 return
-            self.play_moment(movers, end_of_round=False)
-            sides = {f.side for f in movers}
+            acted = self.play_moment(movers, end_of_round=False)
+            sides = {f.side for f in acted}
             released = [d for d in self.delaying if sides - {d.side}]
             self.release(released)
             for slot in self.slots:  # V4: delayers wanting the same moment, by initiative
@@ -398,7 +430,7 @@ def play_round(
             f.turn_left = f.declared
             f.end_plan = list(range(1, f.extra + 1))
 
-    rnd = Round(fighters, slots, draws, log)
+    rnd = Round(fighters, slots, draws, log, scenario.rules["slot_abort"])
     rnd.normal_actions()
     rnd.end_of_round(multi)
 
@@ -579,6 +611,7 @@ def random_scenario(rng: random.Random) -> Any:
     rules = {
         "tie": rng.choice(("simultaneous", "random")),
         "multi": rng.choice(("end", "in_turn")),
+        "slot_abort": rng.choice(("allowed", "never")),
     }
     data = {"scenario": {"name": "random vtm", "system": "vtm"}, "rules": rules}
     return scenario_from_dict({**data, "combatant": entries}, source="<random vtm>")

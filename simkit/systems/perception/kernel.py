@@ -581,9 +581,16 @@ def _note_round(ev, ne, r, tab):
             g = tab[T_ORDER, q]
             if tab[T_PAR, P_MODE] == MODE_INDIVIDUAL or tab[T_SIDE, g] != tab[T_SIDE, f]:
                 ne = _note(ev, ne, r, EV_INTENT, f, g, _ZERO, _ZERO)
+    # P3: the first to act states nothing (group mode: every member of the side acting
+    # first; only the lower sides state); column a: 1 if it stated its first action
+    lead = tab[T_ORDER, 0]
     for p in range(n):
         f = tab[T_ORDER, p]
-        ne = _note(ev, ne, r, EV_ACT, f, _NOBODY, _ZERO, _ZERO)
+        if tab[T_PAR, P_MODE] == MODE_INDIVIDUAL:
+            stated = np.int64(tab[T_SLOT, f] > 0)
+        else:
+            stated = np.int64(tab[T_SIDE, f] != tab[T_SIDE, lead])
+        ne = _note(ev, ne, r, EV_ACT, f, _NOBODY, stated, _ZERO)
         if tab[T_TARGET, f] != NOBODY:
             ne = _note(ev, ne, r, EV_ATTACK, f, tab[T_TARGET, f], _ZERO, _ZERO)
     return ne

@@ -33,8 +33,9 @@ class PerceptionPresentation(PresentationBase):
         "Each combatant (individual mode, P1) or each side (group mode, P2) rolls d10 + "
         "perception; higher totals act first.  Before anyone acts, each combatant learns "
         "the first actions of those with a strictly lower total (P3; or, with "
-        'information = "order", of everyone acting later); everyone then acts once and '
-        "carries out the action it stated (P4)."
+        'information = "order", of everyone acting later); everyone then acts once on its '
+        "turn, and everyone who stated its first action (all but the first to act) "
+        "carries it out (P4)."
     )
 
     # ------------------------------------------------------------------ events
@@ -51,7 +52,7 @@ class PerceptionPresentation(PresentationBase):
             return (what, rule, names[actor], a)
         if kind in (kernel.EV_INTENT, kernel.EV_ATTACK):
             return (what, rule, names[actor], names[other])
-        return (what, rule, names[actor])
+        return (what, rule, names[actor], bool(a))  # act: did it state its first action
 
     def event_text(self, event: np.ndarray, scenario: Any) -> str:
         t = self.event_tuple(event, scenario)
@@ -68,7 +69,9 @@ class PerceptionPresentation(PresentationBase):
             return f"{rule} {t[2]} learns {t[3]}'s first action before anyone acts"
         if what == "attack":
             return f"{rule} {t[2]} attacks {t[3]} (no defense in this system: undefended)"
-        return f"{rule} {t[2]} acts, carrying out the first action it stated"
+        if t[3]:
+            return f"{rule} {t[2]} acts, carrying out the first action it stated"
+        return f"{rule} {t[2]} acts; acting first, it stated nothing beforehand (P3)"
 
     def event_json(self, event: np.ndarray, scenario: Any) -> dict[str, Any]:
         t = self.event_tuple(event, scenario)
@@ -77,7 +80,7 @@ class PerceptionPresentation(PresentationBase):
             "roll": ("side" if t[1] == "P2" else "name", "die", "total"),
             "slot": ("name", "slot"),
             "intent": ("learner", "stater"),
-            "act": ("name",),
+            "act": ("name", "stated"),
             "attack": ("attacker", "target"),
         }[t[0]]
         out.update(zip(keys, t[2:], strict=True))

@@ -1,4 +1,4 @@
-"""System ``vtm``: the kernel of the rules, revision 2 (docs/rules.md, V1-V7), written once.
+"""System ``vtm``: the kernel of the rules, revision 3 (docs/rules.md, V1-V7), written once.
 
 ``compile_scenario`` flattens a validated scenario into one int64 memory vector and
 a plan of how its counts are summed; ``run_chunk`` plays rounds and adds their sums;
@@ -38,10 +38,15 @@ A round
             number k together; ``"in_turn"``: slot by slot, each its extra actions.
             One action: ``chance`` if 0 < attack_share < 1 (``SHARE_*`` codes: a
             share that rounds to threshold 0 still draws), ``below`` over its target
-            list; V5: a target acting in the same moment defends nothing
-            (simultaneous); otherwise ``abort = "always"`` gives up its next action
-            still to come (one of its turn, else its earliest end-of-round action),
+            list; V5: ``abort = "always"`` gives up its next action still to come
+            (one of its turn, else its earliest end-of-round action),
             ``"before_acting"`` one of its turn actions while it has not acted yet.
+            The movers of a moment are resolved in scenario order (positions of one
+            slot); ``slot_abort = "allowed"`` [rev 3]: a mover not yet resolved
+            (*pending*) gives up its action of this moment (W_ACTING becomes
+            ``GAVE_UP - moment``: it is skipped, its first action not yet taken),
+            one resolved a later one; ``"never"`` (revision 2): a target acting in
+            the same moment defends nothing (simultaneous).
 ``_finish`` what follows from the round as a whole: first action, no action, the
             distribution of actions, simultaneous, ``acts_before``.
 
@@ -168,6 +173,8 @@ ABORT_CODES = codes(schema.ABORTS)
 ABORT_NEVER, ABORT_ALWAYS, ABORT_BEFORE_ACTING = (ABORT_CODES[a] for a in schema.ABORTS)
 MULTI_CODES = codes(schema.MULTIS)
 MULTI_END, MULTI_IN_TURN = (MULTI_CODES[m] for m in schema.MULTIS)
+SLOT_ABORT_CODES = codes(schema.SLOT_ABORTS)
+SLOT_ABORT_ALLOWED, SLOT_ABORT_NEVER = (SLOT_ABORT_CODES[v] for v in schema.SLOT_ABORTS)
 
 # Event kinds (column ``kind``); the other columns of each:
 #   E_ROLL        actor, a = die, b = initiative                              (V1)
@@ -209,6 +216,7 @@ NOT_A_COMBATANT = np.int64(NOBODY)
 NO_SIDE, MIXED = np.int64(-2), np.int64(-1)  # the side of a moment's movers: none, several
 NO_GROUP = np.int64(-1)
 NONE = 1 << 40  # the moment of "no action yet"
+GAVE_UP = np.int64(-2)  # W_ACTING = GAVE_UP - moment: its action of that moment went to a defense
 # V2 sorts keys ((initiative + INIT_OFFSET) << KEY_SHIFT) | (rating << 8) | (255 - index):
 # unique, descending = faster; ``key >> 8`` is the level (initiative, rating) of a tie.
 INIT_OFFSET = 64  # initiative >= 1 - 20
@@ -241,7 +249,8 @@ VALUES_MAX = 1 << 15  # the most codes of the other counts' values (module docst
     G_BASE,
     G_SIDES,
     G_FIXED,
-) = range(20)
+    G_SLOT_ABORT,
+) = range(21)
 _ROWS = 24
 _PARAMETERS = (  # fixed by compile_scenario (P_FIXED: by trace --dice)
     "P_RATING", "P_BASE", "P_KEY", "P_SIDE", "P_TURN", "P_END", "P_DELAY", "P_ABORT",
@@ -348,6 +357,7 @@ def compile_scenario(scenario, layout: Layout, plain: bool = False) -> Compiled:
     rules = scenario.rules
     tie = code_of(TIE_CODES, rules["tie"], "rules.tie")
     multi = code_of(MULTI_CODES, rules["multi"], "rules.multi")
+    slot_abort = code_of(SLOT_ABORT_CODES, rules["slot_abort"], "rules.slot_abort")
     sides = scenario.sides
     targets: list[int] = []
     total: list[int] = []
@@ -392,6 +402,7 @@ def compile_scenario(scenario, layout: Layout, plain: bool = False) -> Compiled:
     m[G_SIDES] = len(sides)
     m[G_TIE] = tie
     m[G_MULTI] = multi
+    m[G_SLOT_ABORT] = slot_abort
     m[G_BUCKETS] = int(base.max()) - low + D10 + 1
     m[G_SIMULTANEOUS_SLOT] = layout.scenario_index("simultaneous")
     m[G_DELAYERS] = int(any(v != DELAY_NEVER for v in rows[P_DELAY]))  # V4 in play
@@ -935,6 +946,8 @@ def _play(st, m, y, cs, ev):
                 c = m[G_ORDER + q]
                 if m[W_GROUP + c] == turn_group and m[W_TURN + c] > 0:
                     m[W_ACTING + c] = moment
+                    if m[W_FIRST + c] == NONE:  # it gave up its first moment's (V5)
+                        m[W_FIRST + c] = moment
                     present = True
             turn_more = present
             if not present:
@@ -1006,6 +1019,11 @@ def _play(st, m, y, cs, ev):
         for q in range(lo, hi):
             c = m[G_ORDER + q]
             if m[W_ACTING + c] != moment:
+                if m[W_ACTING + c] == GAVE_UP - moment:  # V5 [rev 3]: went to a defense
+                    if end_phase:
+                        more |= m[W_END_NEXT + c] <= m[P_END + c]
+                    else:
+                        more |= m[W_TURN + c] > 0
                 continue
             if end_phase:
                 m[W_END_NEXT + c] += 1
@@ -1043,9 +1061,14 @@ def _play(st, m, y, cs, ev):
             # V5: the action t gives up (0: of its turn, k: end-of-round action k), or why none
             given = NO_DEFENSE_POLICY
             rule = m[P_ABORT + t]
+            # V5 [rev 3]: a mover of this moment later in the order (the movers are one
+            # slot's, resolved by index) has not resolved its action: it is in reserve
+            pending = m[W_ACTING + t] == moment and t > c
             if rule != ABORT_NEVER:
-                if m[W_ACTING + t] == moment:  # it acts in this very moment: simultaneous
-                    given = NO_DEFENSE_SAME_MOMENT
+                if pending and first == moment:
+                    first = NONE  # (set when it was marked) it has not acted yet
+                if m[W_ACTING + t] == moment and m[G_SLOT_ABORT] == SLOT_ABORT_NEVER:
+                    given = NO_DEFENSE_SAME_MOMENT  # revision 2: simultaneous
                 elif rule == ABORT_ALWAYS:  # its next action still to come
                     given = NO_DEFENSE_NOTHING_LEFT
                     if m[W_TURN + t] > 0:
@@ -1061,6 +1084,11 @@ def _play(st, m, y, cs, ev):
                     given = 0
                 else:
                     given = NO_DEFENSE_NOTHING_LEFT
+            if given >= 0 and pending:  # its action of this moment given up (V5 [rev 3])
+                m[W_ACTING + t] = GAVE_UP - moment
+                if first == NONE:
+                    m[W_FIRST + t] = NONE
+                    y[cs[slots + ATTACKED_BEFORE_ACTING]] = 1
             if given < 0:
                 y[cs[slots + UNDEFENDED]] += 1
                 if tracing:

@@ -23,7 +23,8 @@ class VtmPresentation(PresentationBase):
         "Each combatant rolls d10 + rating - wound penalty (V1); the highest acts first, "
         "ties going to the higher rating, then sharing a time slot or in random order (V2); "
         "slower combatants declare first (V3); delayers wait for an opponent's action (V4); "
-        "an attacked combatant may give up an action still to come to defend (V5); "
+        "an attacked combatant may give up an action still to come to defend, a slot-mate "
+        "too while its action of the shared moment is not yet resolved (V5); "
         "additional actions come at the end of the round (V6)."
     )
 
@@ -110,7 +111,9 @@ def _members(event: np.ndarray, n: int) -> list[int]:
 
 UNANSWERED_WHY = {
     int(kernel.NO_DEFENSE_POLICY): ' (abort = "never")',
-    int(kernel.NO_DEFENSE_SAME_MOMENT): ": it acts in this same moment (simultaneous)",
+    int(kernel.NO_DEFENSE_SAME_MOMENT): (
+        ': it acts in this same moment (simultaneous under slot_abort = "never")'
+    ),
     int(kernel.NO_DEFENSE_NOTHING_LEFT): ": no action left in reserve",
     int(kernel.NO_DEFENSE_HAS_ACTED): ' (abort = "before_acting": it has already acted)',
 }

@@ -1,4 +1,4 @@
-"""Fields and rules of the vtm system (names exactly as in docs/rules.md, revision 2)."""
+"""Fields and rules of the vtm system (names exactly as in docs/rules.md, revision 3)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ DELAYS = ("never", "until_enemy_acts")
 ABORTS = ("never", "always", "before_acting")
 TIES = ("simultaneous", "random")
 MULTIS = ("end", "in_turn")
+SLOT_ABORTS = ("allowed", "never")
 
 FIELDS: dict[str, Field] = {
     "dexterity": Field(
@@ -68,5 +69,13 @@ RULES: dict[str, Field] = {
         choices=MULTIS,
         meaning='V6: "end": every action after the first at the end of the round; "in_turn" '
         "(revision 1): declared actions in a row at its turn, extra actions at the end",
+    ),
+    "slot_abort": Field(
+        str,
+        "allowed",
+        choices=SLOT_ABORTS,
+        meaning='V5 [rev 3]: "allowed": a slot-mate whose action of the moment is not yet '
+        'resolved may abort it to defend an attack of that moment; "never" (revision 2): '
+        "an attack in a shared moment is simultaneous and triggers no abort",
     ),
 }

@@ -1,0 +1,43 @@
+"""Revision 2 of the vtm rules stays reachable: every vtm example fight with revision 2's
+readings written out (scenarios/revision_2/, V5 ``slot_abort = "never"``) gives exactly
+the numbers simkit gave before revision 3 (tests/data/rev2_baseline_vtm.json, made at
+commit 3d2bc67 by tests/data/make_rev2_baseline_vtm.py: 300,000 rounds, each file's own
+seed, one worker).
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import simkit
+from simkit.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE = json.loads((ROOT / "tests/data/rev2_baseline_vtm.json").read_text())
+
+
+@pytest.mark.parametrize("rel", sorted(BASELINE))
+def test_revision_2_vtm_numbers_unchanged(rel: str) -> None:
+    expected = BASELINE[rel]
+    assert tomllib.loads((ROOT / rel).read_text())["rules"]["slot_abort"] == "never"
+    scenario = load_scenario(ROOT / rel)
+    result = simkit.run(scenario, rounds=expected["rounds"], rng=expected["seed"], workers=2)
+    got = {(who, m): (repr(mean), repr(se)) for who, m, mean, se, _, _ in result.rows}
+    want = {(who, m): (mean, se) for who, m, mean, se in expected["rows"]}
+    assert set(got) == set(want)
+    mismatches = [f"{k}: {got[k]}, was {want[k]}" for k in want if got[k] != want[k]]
+    assert not mismatches, f"{len(mismatches)} numbers changed:\n" + "\n".join(mismatches[:20])
+
+
+def test_every_vtm_example_has_a_revision_2_copy() -> None:
+    examples = {
+        p.name
+        for p in (ROOT / "scenarios").glob("*.toml")
+        if tomllib.loads(p.read_text())["scenario"]["system"] == "vtm"
+    }
+    assert {Path(rel).name for rel in BASELINE} == examples
+    assert {p.name for p in (ROOT / "scenarios/revision_2").glob("*.toml")} >= examples
