@@ -15,8 +15,8 @@ class VtmPresentation(PresentationBase):
     sweep_note = (
         " For vtm the swept stat is the rating (V1: initiative = d10 + rating − "
         "wound_penalty; V2: the higher rating wins ties): a combatant whose file gives "
-        "`rating` has it changed directly, one given as dexterity + wits has its "
-        "dexterity changed, so the rating follows. Sweeping `wound_penalty` instead would "
+        "a rating has it changed directly, one given as dexterity + wits has its "
+        "dexterity changed, so the rating follows. Sweeping the wound penalty instead would "
         "move initiative only (not the tie-break) and cannot go below 0."
     )
     method_note = (
