@@ -113,25 +113,7 @@ def check_log(s: Scenario, log: list[tuple], counts: Counts) -> None:
     assert not wrong, wrong
 
 
-COUNT_NAMES = (
-    "first_action",
-    "actions",
-    "no_action",
-    "attacked_before_acting",
-    "defenses",
-    "hasty_defenses",
-    "hasty_scale_total",
-    "expired_dice",
-    "guard_defenses",
-    "on_edge",
-    "edge_wound",
-    "attacks_made",
-    "attacks_received",
-    "undefended",
-    "defended",
-    "hasty_only",
-    *(f"hasty_ge.{k}" for k in range(1, 6)),
-)
+COUNT_NAMES = twin.COUNT_NAMES
 
 
 def test_count_names():
