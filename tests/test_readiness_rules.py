@@ -747,6 +747,7 @@ def test_held_dice_against_release_only_exact():
     changed = {
         ("B", "hasty_defenses"): moved,
         ("B", "hasty_only"): moved,
+        ("B", "hits"): moved,  # R7 [rev 3]: a hasty-only answer is no normal response
         ("B", "defended"): -moved,
         ("B", "hasty_scale_total"): scale,
         **{("B", f"hasty_ge.{k}"): at_least[k] for k in range(1, 6)},
@@ -879,6 +880,7 @@ def test_r5_rev3_release_exact():
         ("A", "attacks_received"): changed,
         ("A", "defended"): changed - hasty,
         ("A", "hasty_only"): hasty,
+        ("A", "hits"): hasty,  # R7 [rev 3] with hit_chance 1: undefended + hasty_only
         ("A", "hasty_defenses"): hasty,
         ("A", "hasty_scale_total"): scale,
         **{("A", f"hasty_ge.{k}"): at_least[k] for k in range(1, 6)},
@@ -969,6 +971,7 @@ def test_r3_rev3_chain_exact():
         ("A", "defenses"): -p,
         ("A", "defended"): -p,
         ("A", "undefended"): p,
+        ("A", "hits"): p,  # R7 [rev 3] with hit_chance 1: undefended + hasty_only
     }
     for key, d in diff.items():
         assert broken[key] - unbroken[key] == d, key
