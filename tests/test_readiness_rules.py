@@ -1470,3 +1470,36 @@ def test_r7_rev3_backup_guard_when_effective_exact():
     assert backup[("D", "hits")] == HIT * (
         backup[("D", "undefended")] + backup[("D", "hasty_only")]
     )
+
+
+def test_r7_rev3_backup_guard_does_not_step_in_for_a_target_that_stands_aside():
+    """docs/rules-decisions.md: D could answer W's 6 normally; it stands aside from the
+    harmless first attack, and the backup guard G (answering when declared) does not
+    step in for it: D is not in trouble.  W's second 6 (T2: its full pool 6,6) takes
+    effect and D answers it."""
+    s = scenario(
+        {"name": "W", "side": "w", "readiness": 2, "target": "D", "hit_chance": 0.5},
+        {"name": "D", "side": "p", "readiness": 1, "attack_share": 0.0, "defend": "when_effective"},
+        {"name": "G", "side": "p", "readiness": 1, "attack_share": 0.0, "guard": "backup"},
+    )
+    counts, log = scripted_effects(s, [6, 6, 6, 6], [False, True])
+    assert play_log(log) == [
+        ("turn", "R3", "W", 6),
+        ("act", "R4", "W", 6, False),
+        ("attack", "R4", "W", "D", 6, False),
+        ("no_effect", "R7", "W", "D"),
+        ("declined", "R7", "D", "D", "W"),
+        ("unanswered", "R7", "D"),
+        ("turn", "R3", "W", 6),
+        ("act", "R4", "W", 6, False),
+        ("attack", "R4", "W", "D", 6, False),
+        ("response", "R7", "D", "D", 6, "self", 0),
+        ("turn", "R3", "G", 6),
+        ("act", "R4", "G", 6, False),
+    ]
+    assert (counts[("G", "guard_defenses")], counts[("G", "wasted_defenses")]) == (0, 0)
+    assert (counts[("D", "hits")], counts[("D", "undefended")], counts[("D", "defended")]) == (
+        0,
+        1,
+        1,
+    )
