@@ -23,6 +23,7 @@ FIELDS: dict[str, dict[str, Any]] = {
         "hold": "never",
         "defend": "always",
         "guard": "never",
+        "hit_chance": 1.0,
     },
     "vtm": {
         "dexterity": None,

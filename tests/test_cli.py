@@ -61,6 +61,8 @@ READINESS_METRICS = {
     "defended",
     "hasty_only",
     *(f"hasty_scale_ge.{k}" for k in range(1, 6)),
+    "hits",  # R7 [rev 3]
+    "wasted_defenses",
 }
 ESTIMATE_KEYS = {"mean", "se", "ci_low", "ci_high"}
 CSV_COLUMNS = ["combatant", "metric", "mean", "se", "ci_low", "ci_high"]

@@ -313,7 +313,9 @@ def test_worked_example_order():
 # --------------------------------------------------------------------------- events
 def test_events_read_as_text_and_json():
     seen = set()
-    for path in sorted((ROOT / "tests/data/rev2").glob("readiness_*.toml")):
+    paths = sorted((ROOT / "tests/data/rev2").glob("readiness_*.toml"))
+    paths += sorted((ROOT / "tests/data/rev3").glob("readiness_*.toml"))  # R7 [rev 3]
+    for path in paths:
         scenario = load_scenario(path)
         job = engine.prepare(scenario)
         tr = SYSTEM.trace(job.compiled, _key(3), 40, carry=1)
@@ -341,9 +343,30 @@ def test_schema_values():
     assert with_field("guard", False).combatants[0]["guard"] == "never"
     assert with_field("guard", "always").combatants[0]["guard"] == "always"
     assert with_field("defend", "hasty_up_to:999").combatants[0]["defend"] == "hasty_up_to:999"
+    # R7 [rev 3]: the when_effective forms, read by the one parser schema.when_effective
+    for field, value, read in (
+        ("defend", "when_effective", ("always", True)),
+        ("defend", "always+when_effective", ("always", True)),
+        ("defend", "unless_hasty+when_effective", ("unless_hasty", True)),
+        ("defend", "hasty_up_to:2+when_effective", ("hasty_up_to:2", True)),
+        ("guard", "backup+when_effective", ("backup", True)),
+        ("guard", "always+when_effective", ("always", True)),
+        ("guard", "backup", ("backup", False)),
+    ):
+        assert with_field(field, value).combatants[0][field] == value
+        assert schema.when_effective(value) == read
+    assert with_field("hit_chance", 0).combatants[0]["hit_chance"] == 0.0
     for field, value in (
         ("guard", "sometimes"),
         ("defend", "hasty_up_to:1000"),
+        ("defend", "hasty_up_to:1000+when_effective"),
+        ("defend", "never+when_effective"),  # answers nothing: nothing to modify
+        ("guard", "never+when_effective"),
+        ("guard", "when_effective"),  # backup or always? said in full
+        ("defend", "when_effective+always"),
+        ("hit_chance", 1.5),
+        ("hit_chance", -0.1),
+        ("hit_chance", "half"),
         ("surprised", "yes"),
         ("readiness", 21),
         ("advantage", -1),
@@ -412,6 +435,9 @@ def test_random_scenarios_reach_every_variant():
             for field in ("hold", "guard", "role", "surprised"):
                 seen.add((field, c[field]))
             seen.add(("defend", c["defend"].partition(":")[0]))
+            hit = c["hit_chance"]
+            seen.add(("hit", "1" if hit == 1 else "0" if hit == 0 else "tiny" if hit < 1e-9
+                      else "part"))  # fmt: skip
             share = c["attack_share"]
             seen.add(("share", "0" if share == 0 else "1" if share == 1 else "tiny" if share < 1e-9
                       else "part"))  # fmt: skip
@@ -425,8 +451,16 @@ def test_random_scenarios_reach_every_variant():
     want |= {("prep", p) for p in ("one_die", "sixes", "lowest")}
     want |= {("holder_actions", h) for h in ("held_dice", "release_only")}
     want |= {("hold", h) for h in ("never", "until_attacked", "until_enemy_acts")}
-    want |= {("guard", g) for g in ("never", "backup", "always")}
+    want |= {("guard", g) for g in schema.GUARD_CHOICES}
     want |= {("defend", d) for d in ("always", "never", "unless_hasty", "hasty_up_to")}
+    want |= {("defend", d) for d in schema.DEFEND_CHOICES if d != "never"}
+    want |= {
+        ("defend", "hasty_up_to"),
+        ("hit", "1"),
+        ("hit", "0"),
+        ("hit", "tiny"),
+        ("hit", "part"),
+    }
     want |= {("role", "hero"), ("role", "secondary"), ("surprised", True)}
     want |= {("share", k) for k in ("0", "1", "tiny", "part")}
     want |= {("advantage", "big"), ("advantage", True), ("advantage", False)}

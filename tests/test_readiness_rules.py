@@ -747,6 +747,7 @@ def test_held_dice_against_release_only_exact():
     changed = {
         ("B", "hasty_defenses"): moved,
         ("B", "hasty_only"): moved,
+        ("B", "hits"): moved,  # R7 [rev 3]: a hasty-only answer is no normal response
         ("B", "defended"): -moved,
         ("B", "hasty_scale_total"): scale,
         **{("B", f"hasty_ge.{k}"): at_least[k] for k in range(1, 6)},
@@ -879,6 +880,7 @@ def test_r5_rev3_release_exact():
         ("A", "attacks_received"): changed,
         ("A", "defended"): changed - hasty,
         ("A", "hasty_only"): hasty,
+        ("A", "hits"): hasty,  # R7 [rev 3] with hit_chance 1: undefended + hasty_only
         ("A", "hasty_defenses"): hasty,
         ("A", "hasty_scale_total"): scale,
         **{("A", f"hasty_ge.{k}"): at_least[k] for k in range(1, 6)},
@@ -969,6 +971,7 @@ def test_r3_rev3_chain_exact():
         ("A", "defenses"): -p,
         ("A", "defended"): -p,
         ("A", "undefended"): p,
+        ("A", "hits"): p,  # R7 [rev 3] with hit_chance 1: undefended + hasty_only
     }
     for key, d in diff.items():
         assert broken[key] - unbroken[key] == d, key
@@ -1296,3 +1299,207 @@ def test_default_policies_are_revision_1_exactly(case):
         new[(e["name"], "attacks_received")] - new[(e["name"], "undefended")] for e in entries
     )
     assert total_def == answered
+
+
+# --------------------------------------------------------------------------- R7 [rev 3] effect
+class ScriptedDraws(FixedDice):
+    """Fixed dice and, in order, the outcomes of the ``chance`` draws (R7 [rev 3]: whether
+    an attack would take effect)."""
+
+    def __init__(self, dice: list[int], effects: list[bool]) -> None:
+        super().__init__(dice)
+        self.effects = list(effects)
+
+    def chance(self, threshold: int) -> bool:
+        assert 0 <= threshold < 1 << 53, threshold
+        return self.effects.pop(0)
+
+
+def scripted_effects(s: Scenario, dice: list[int], effects: list[bool]):
+    log: list[tuple[Any, ...]] = []
+    draws = ScriptedDraws(dice, effects)
+    counts = twin.play_round(s, draws, False, log)
+    check_log(s, log, counts)
+    assert draws.dice == [] and draws.effects == []  # every scripted draw made, no other
+    return counts, log
+
+
+def effect_duel(defend: str, hit_chance: float = 0.5, **d: Any) -> Scenario:
+    """W (one die, hit_chance) attacks D (one die, never attacks, ``defend``)."""
+    return scenario(
+        {"name": "W", "side": "wolves", "readiness": 1, "target": "D", "hit_chance": hit_chance},
+        {"name": "D", "side": "party", "readiness": 1, "attack_share": 0.0, "defend": defend, **d},
+    )
+
+
+def test_r7_rev3_ineffective_attack_unanswered_costs_no_die():
+    # W's 6 attacks D's 2; the attack would not take effect: D answering when effective
+    # stands aside and keeps its die, then acts with it
+    counts, log = scripted_effects(effect_duel("when_effective"), [6, 2], [False])
+    assert play_log(log) == [
+        ("turn", "R3", "W", 6),
+        ("act", "R4", "W", 6, False),
+        ("attack", "R4", "W", "D", 6, False),
+        ("no_effect", "R7", "W", "D"),
+        ("declined", "R7", "D", "D", "W"),
+        ("unanswered", "R7", "D"),
+        ("turn", "R3", "D", 2),
+        ("act", "R4", "D", 2, False),
+    ]
+    assert (counts[("D", "defenses")], counts[("D", "actions")]) == (0, 1)
+    assert (counts[("D", "hits")], counts[("D", "wasted_defenses")]) == (0, 0)
+    assert counts[("D", "undefended")] == 1
+    # answering when declared, D spends its 2 hastily on it: a wasted defense
+    counts, log = scripted_effects(effect_duel("always"), [6, 2], [False])
+    assert play_log(log)[3:] == [
+        ("no_effect", "R7", "W", "D"),
+        ("response", "R7", "D", "D", 2, "hasty", 4),
+    ]
+    assert (counts[("D", "wasted_defenses")], counts[("D", "actions")]) == (1, 0)
+    assert (counts[("D", "hits")], counts[("D", "hasty_only")]) == (0, 1)
+    # an effective attack is answered alike by both; a hasty-only answer leaves it a hit
+    for defend in ("always", "when_effective", "hasty_up_to:4+when_effective"):
+        counts, log = scripted_effects(effect_duel(defend), [6, 2], [True])
+        assert play_log(log)[3:] == [("response", "R7", "D", "D", 2, "hasty", 4)]
+        assert (counts[("D", "hits")], counts[("D", "wasted_defenses")]) == (1, 0)
+    # hit_chance 1 draws nothing (FixedDice has no chance): today's rounds exactly
+    counts, log = scripted(effect_duel("when_effective", 1.0), [6, 2])
+    assert play_log(log)[3:] == [("response", "R7", "D", "D", 2, "hasty", 4)]
+    assert (counts[("D", "hits")], counts[("D", "hasty_only")]) == (1, 1)
+
+
+def test_r7_rev3_until_attacked_holder_released_by_an_ineffective_attack():
+    """docs/rules-decisions.md: an attack that would not take effect still attacks: an
+    until_attacked holder answering only effective attacks stops holding unanswering."""
+    s = effect_duel("when_effective", hold="until_attacked")
+    counts, log = scripted_effects(s, [3, 6], [False])
+    assert play_log(log) == [
+        ("turn", "R3", "D", 6),
+        ("hold", "R5", "D"),
+        ("turn", "R3", "W", 3),
+        ("act", "R4", "W", 3, False),
+        ("attack", "R4", "W", "D", 3, False),
+        ("no_effect", "R7", "W", "D"),
+        ("declined", "R7", "D", "D", "W"),
+        ("unanswered", "R7", "D"),
+        ("release", "R5", "D", "attacked"),
+        ("turn", "R3", "D", 6),
+        ("act", "R4", "D", 6, True),
+    ]
+    assert counts[("D", "attacked_before_acting")] == 1 and counts[("D", "actions")] == 1
+
+
+def test_r7_rev3_surprised_target_still_draws_the_effect():
+    # the draw depends on the attacker only (common random numbers across policies)
+    counts, log = scripted_effects(effect_duel("always", surprised=True), [6, 2], [True])
+    assert play_log(log)[3:5] == [("unanswered", "R7", "D"), ("turn", "R3", "D", 2)]
+    assert counts[("D", "hits")] == 1
+    counts, log = scripted_effects(effect_duel("never", hit_chance=0.0), [6, 2], [False])
+    assert play_log(log)[3:5] == [("no_effect", "R7", "W", "D"), ("unanswered", "R7", "D")]
+    assert counts[("D", "hits")] == 0
+
+
+# Hand derivation for effect_duel (w: W's die, d: D's).  W goes first iff w > d (15/36)
+# or w == d (6/36) and T3 gives it W (1/2): P = 1/2; D then still has d and answers
+# normally iff d == w (3/36), else hastily at scale w - d (15/36).  D first (1/2): D
+# acts (no attack), W's attack finds it without dice.  The effect is a fair coin.
+P_W_FIRST = Fraction(1, 2)
+P_NORMAL = Fraction(3, 36)
+P_HASTY = Fraction(15, 36)
+HIT = Fraction(1, 2)
+
+
+def test_r7_rev3_when_effective_against_always_exact():
+    always = exact_round(effect_duel("always"))
+    effective = exact_round(effect_duel("when_effective"))
+    # "always" answers every attack W makes first, effective or not
+    assert always[("D", "defenses")] == P_W_FIRST
+    assert always[("D", "hasty_defenses")] == P_HASTY
+    assert always[("D", "wasted_defenses")] == P_W_FIRST * (1 - HIT) == Fraction(1, 4)
+    assert always[("D", "actions")] == 1 - P_W_FIRST
+    # "when_effective" answers only the effective half; the other half costs no die,
+    # which D then spends on an action of its own
+    assert effective[("D", "defenses")] == P_W_FIRST * HIT == Fraction(1, 4)
+    assert effective[("D", "hasty_defenses")] == P_HASTY * HIT == Fraction(5, 24)
+    assert effective[("D", "wasted_defenses")] == 0
+    assert effective[("D", "actions")] == 1 - P_W_FIRST + P_W_FIRST * (1 - HIT) == Fraction(3, 4)
+    assert effective[("D", "undefended")] == 1 - P_W_FIRST + P_W_FIRST * (1 - HIT)
+    # hits: effective and without a normal response, the same under both policies
+    hits = HIT * (1 - P_NORMAL)
+    assert always[("D", "hits")] == effective[("D", "hits")] == hits == Fraction(11, 24)
+    # the modifier on unless_hasty: only normal answers to effective attacks
+    unless = exact_round(effect_duel("unless_hasty+when_effective"))
+    assert unless[("D", "defenses")] == P_NORMAL * HIT == Fraction(1, 24)
+    assert unless[("D", "hasty_defenses")] == 0 and unless[("D", "hits")] == hits
+    # with hit_chance 1 every form is its policy without the modifier, count for count
+    for defend, plain in (
+        ("when_effective", "always"),
+        ("unless_hasty+when_effective", "unless_hasty"),
+    ):
+        assert exact_round(effect_duel(defend, 1.0)) == exact_round(effect_duel(plain, 1.0))
+    plain = exact_round(effect_duel("always", 1.0))
+    assert plain[("D", "hits")] == plain[("D", "undefended")] + plain[("D", "hasty_only")]
+    assert plain[("D", "wasted_defenses")] == 0
+
+
+def effect_guard_fight(guard: str) -> Scenario:
+    """one_die_fight with W's attacks taking effect half of the time."""
+    s = one_die_fight(guard)
+    entries = [dict(c.params) | {"name": c.name, "side": c.side} for c in s.combatants]
+    entries[0]["hit_chance"] = 0.5
+    return scenario(*entries)
+
+
+def test_r7_rev3_backup_guard_when_effective_exact():
+    backup = exact_expectations(effect_guard_fight("backup"))
+    effective = exact_expectations(effect_guard_fight("backup+when_effective"))
+    # G steps in as before (test_r7_backup_guard_exact), the when_effective guard only
+    # for the effective half; the other half of its answers were wasted
+    assert backup[("G", "guard_defenses")] == Fraction(2, 27)
+    assert backup[("G", "wasted_defenses")] == Fraction(1, 27)
+    assert effective[("G", "guard_defenses")] == Fraction(1, 27)
+    assert effective[("G", "wasted_defenses")] == 0
+    # nobody takes the place of a guard that stands aside: D's hasty defense stays
+    # cancelled wherever G was to step in (docs/rules-decisions.md)
+    assert backup[("D", "hasty_defenses")] == effective[("D", "hasty_defenses")]
+    assert effective[("D", "hasty_defenses")] == P_D_LOW * (1 - P_G_CAN)
+    # D (defend "always") wastes its answers to the ineffective half alike
+    assert backup[("D", "wasted_defenses")] == effective[("D", "wasted_defenses")]
+    # hits: effective attacks neither D nor G answered normally
+    assert effective[("D", "hits")] == backup[("D", "hits")]
+    assert backup[("D", "hits")] == HIT * (
+        backup[("D", "undefended")] + backup[("D", "hasty_only")]
+    )
+
+
+def test_r7_rev3_backup_guard_does_not_step_in_for_a_target_that_stands_aside():
+    """docs/rules-decisions.md: D could answer W's 6 normally; it stands aside from the
+    harmless first attack, and the backup guard G (answering when declared) does not
+    step in for it: D is not in trouble.  W's second 6 (T2: its full pool 6,6) takes
+    effect and D answers it."""
+    s = scenario(
+        {"name": "W", "side": "w", "readiness": 2, "target": "D", "hit_chance": 0.5},
+        {"name": "D", "side": "p", "readiness": 1, "attack_share": 0.0, "defend": "when_effective"},
+        {"name": "G", "side": "p", "readiness": 1, "attack_share": 0.0, "guard": "backup"},
+    )
+    counts, log = scripted_effects(s, [6, 6, 6, 6], [False, True])
+    assert play_log(log) == [
+        ("turn", "R3", "W", 6),
+        ("act", "R4", "W", 6, False),
+        ("attack", "R4", "W", "D", 6, False),
+        ("no_effect", "R7", "W", "D"),
+        ("declined", "R7", "D", "D", "W"),
+        ("unanswered", "R7", "D"),
+        ("turn", "R3", "W", 6),
+        ("act", "R4", "W", 6, False),
+        ("attack", "R4", "W", "D", 6, False),
+        ("response", "R7", "D", "D", 6, "self", 0),
+        ("turn", "R3", "G", 6),
+        ("act", "R4", "G", 6, False),
+    ]
+    assert (counts[("G", "guard_defenses")], counts[("G", "wasted_defenses")]) == (0, 0)
+    assert (counts[("D", "hits")], counts[("D", "undefended")], counts[("D", "defended")]) == (
+        0,
+        1,
+        1,
+    )

@@ -30,7 +30,9 @@ def test_revision_2_readiness_numbers_unchanged(rel: str) -> None:
     result = simkit.run(scenario, rounds=expected["rounds"], rng=expected["seed"], workers=2)
     got = {(who, m): (repr(mean), repr(se)) for who, m, mean, se, _, _ in result.rows}
     want = {(who, m): (mean, se) for who, m, mean, se in expected["rows"]}
-    assert set(got) == set(want)
+    # metrics added since (R7 [rev 3]) are the only new rows; every old one is unchanged
+    assert set(want) <= set(got)
+    assert {m for _, m in set(got) - set(want)} <= {"hits", "wasted_defenses"}
     mismatches = [f"{k}: {got[k]}, was {want[k]}" for k in want if got[k] != want[k]]
     assert not mismatches, f"{len(mismatches)} numbers changed:\n" + "\n".join(mismatches[:20])
 

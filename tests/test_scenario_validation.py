@@ -516,6 +516,7 @@ def test_defaults_are_filled_in(tmp_path):
         "hold": "never",
         "defend": "always",
         "guard": "never",
+        "hit_chance": 1.0,
     }
     assert (s.rounds, s.seed, s.system) == (1000, 7, "readiness")
 

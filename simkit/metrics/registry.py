@@ -292,6 +292,21 @@ _METRICS: tuple[Metric, ...] = (
         "attacks aimed at it answered only by its own hasty defense",
     ),
     _m(
+        "hits",
+        MEAN,
+        "Hits",
+        "attacks per round",
+        "attacks aimed at it that would take effect (hit_chance) and met no normal response "
+        "(R7, rev 3)",
+    ),
+    _m(
+        "wasted_defenses",
+        MEAN,
+        "Wasted defenses",
+        "defenses per round",
+        "responses it made to attacks that would not have taken effect (hit_chance; R7, rev 3)",
+    ),
+    _m(
         "stalemate",
         PROBABILITY,
         "Stalemate",

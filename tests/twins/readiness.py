@@ -10,7 +10,8 @@ Rules read from the scenario: ``order`` ("dynamic" | "chain" | "chain_unbroken")
 ``prep`` ("one_die" | "sixes" | "lowest"), ``holder_actions`` ("held_dice" |
 "release_only"), ``release`` ("higher" | "any"); combatant
 fields ``readiness, advantage, role, weakness, surprised, hold, defend, guard
-("never" | "backup" | "always"), target, attack_share``.  Revision 1 is the
+("never" | "backup" | "always"; defend and guard also with ``+when_effective``, R7
+[rev 3]), target, attack_share, hit_chance``.  Revision 1 is the
 special case ``prep`` "sixes" or "lowest", ``holder_actions = "release_only"``, no
 guard "always", nobody surprised.  Revision 2 is ``order`` "dynamic" or
 "chain_unbroken" and ``release = "any"``.
@@ -25,7 +26,9 @@ docs/rules-decisions.md, "The random stream", unchanged by revision 2 (which add
 draw): R1 dice of combatant 0, then 1, ...; then, as the round is played, T3
 ``below(k)`` over the tied candidates in scenario order, ``chance(threshold)`` for an
 action when 0 < attack_share < 1, and ``below(m)`` over the target list when the
-action is an attack and m > 1.  Nothing else draws (responses, holds and releases
+action is an attack and m > 1, then (R7 [rev 3]) ``chance(threshold)`` for whether the
+attack would take effect when the attacker's hit_chance < 1 (0 included), whoever the
+target and whatever its state.  Nothing else draws (responses, holds and releases
 are policy, not chance).
 
 Events
@@ -81,6 +84,11 @@ response       R7    ``(responder, defended, die, kind, scale)``: ``responder`` 
                      ``scale`` = initiative - die >= 1) or ``"guard"`` (for an ally);
                      ``scale`` is 0 unless hasty.
 unanswered     R7    ``(target,)``: nobody answered the attack just made on ``target``.
+no_effect      R7    ``(attacker, target)``: [rev 3] the attack just made would not take
+                     effect (drawn: hit_chance < 1); right after its ``attack``.
+declined       R7    ``(responder, defended, attacker)``: [rev 3] ``responder`` was to
+                     answer the attack (as target or guard, in the order of responses)
+                     but its policy answers only an attack that would take effect.
 expired        R5    ``(name, count)``: ``count`` > 0 dice still unspent (held) at the
                      end of the round are lost; scenario order, after the last action.
 stalemate      R8    ``()``: last event of a round in which nobody acted (everyone held).
@@ -126,8 +134,23 @@ def chance_threshold(p: float) -> int:
     return round(p * 2**53)
 
 
+WHEN_EFFECTIVE = "when_effective"
+
+
+def when_effective(policy: str, alone: str = "always") -> tuple[str, bool]:
+    """R7 [rev 3]: ``"X+when_effective"`` is policy X answering only an attack that would
+    take effect; ``"when_effective"`` alone is ``alone`` ("always" for defend)."""
+    if policy == WHEN_EFFECTIVE:
+        return alone, True
+    base, plus, modifier = policy.rpartition("+")
+    if plus and modifier == WHEN_EFFECTIVE:
+        return base, True
+    return policy, False
+
+
 def hasty_limit(defend: str) -> int | None:
     """R7 ``defend``: the largest hasty scale the policy accepts (None: never hasty)."""
+    defend, _ = when_effective(defend)
     if defend == "always":
         return HIGHEST_SCALE
     if defend in ("never", "unless_hasty"):
@@ -220,6 +243,9 @@ class Fighter:
     guard: str
     target: str
     attack_share: float
+    hit_chance: float  # R7 [rev 3]
+    defend_when_effective: bool  # R7 [rev 3]: answers only an attack that would take effect
+    guard_when_effective: bool
     targets: list[Fighter] = field(default_factory=list, repr=False)
     # the round's state
     dice: list[int] = field(default_factory=list)  # every die of the round, after R2
@@ -242,6 +268,8 @@ class Fighter:
     undefended: int = 0
     defended: int = 0
     hasty_only: int = 0
+    hits: int = 0  # R7 [rev 3]
+    wasted_defenses: int = 0
 
     @property
     def initiative(self) -> int:
@@ -268,7 +296,8 @@ def _parameters(scenario: Scenario) -> tuple[tuple[dict[str, Any], tuple[int, ..
     for c in scenario.combatants:
         assert c["role"] in ROLES, c["role"]
         assert c["hold"] in HOLDS, c["hold"]
-        assert c["guard"] in GUARDS, c["guard"]
+        guard, guard_we = when_effective(c["guard"], alone="")
+        assert guard in GUARDS and not (guard_we and guard == "never"), c["guard"]
         hasty_limit(c["defend"])  # validates the policy
         fields = {
             "name": c.name,
@@ -281,9 +310,12 @@ def _parameters(scenario: Scenario) -> tuple[tuple[dict[str, Any], tuple[int, ..
             "surprised": bool(c["surprised"]),
             "hold": c["hold"],
             "defend": c["defend"],
-            "guard": c["guard"],
+            "guard": guard,
             "target": c["target"],
             "attack_share": c["attack_share"],
+            "hit_chance": c["hit_chance"],
+            "defend_when_effective": when_effective(c["defend"])[1],
+            "guard_when_effective": guard_we,
         }
         # Targets (docs/rules.md, common model), in scenario order: every opponent for
         # "random", the one opponent of that name, or the members of that count group.
@@ -445,7 +477,14 @@ class Round:
                 t.attacked_before_acting = True
             t.attacked = True
             self._note("attack", "R4", c.name, t.name, v, by_holder)
-            responded = self.respond(t, v, by_holder)
+            # R7 [rev 3]: would it take effect if nobody answered it? One draw per attack,
+            # after its target, only when hit_chance < 1 (0 included)
+            effective = True
+            if c.hit_chance < 1:
+                effective = self.draws.chance(chance_threshold(c.hit_chance))
+                if not effective:
+                    self._note("no_effect", "R7", c.name, t.name)
+            responded = self.respond(t, v, by_holder, c, effective)
             # R5 until_attacked: the holder has defended (R7), or could not because it is
             # surprised or out of dice; from now on it acts normally
             if t.state == HOLDING and t.hold == "until_attacked":
@@ -465,12 +504,18 @@ class Round:
         """R7: g has a die >= a (any die against a holder's action) and is not surprised."""
         return bool(g.unspent) and not g.surprised and (by_holder or g.initiative >= a)
 
-    def respond(self, d: Fighter, a: int, by_holder: bool) -> bool:
+    def respond(
+        self, d: Fighter, a: int, by_holder: bool, attacker: Fighter, effective: bool = True
+    ) -> bool:
         """R7 [rev 2]: every response to an attack of initiative ``a`` on ``d``.
 
         Who responds is decided when the attack is declared, from the dice everyone
         has then; every response spends the responder's highest unspent die.  Returns
         whether anyone responded (normally, hastily or as a guard).
+
+        R7 [rev 3]: if the attack would not take effect (``effective`` False), every
+        responder so decided whose policy has ``+when_effective`` stands aside (a
+        ``declined`` event); nobody takes its place (docs/rules-decisions.md).
         """
         # D's own response: normal with a die >= a (or against a holder's action),
         # otherwise hasty if its defend policy accepts the scale a - d.
@@ -500,6 +545,12 @@ class Round:
         guards.sort(key=lambda g: g.index)
         # Resolution: D first, then the guards in scenario order.
         normal_responses = 0
+        if own is not None and not effective and d.defend_when_effective:
+            self._note("declined", "R7", d.name, d.name, attacker.name)
+            own = None
+        wasted = 0 if effective else 1
+        if own is not None:
+            d.wasted_defenses += wasted
         if own == "self":
             die = d.spend_highest()
             d.defenses += 1
@@ -513,8 +564,14 @@ class Round:
             d.hasty_scale_total += scale
             d.hasty_scales.append(scale)
             self._note("response", "R7", d.name, d.name, die, "hasty", scale)
+        answering = []
         for g in guards:
+            if not effective and g.guard_when_effective:
+                self._note("declined", "R7", g.name, d.name, attacker.name)
+                continue
+            answering.append(g)
             die = g.spend_highest()  # a guard is never hasty
+            g.wasted_defenses += wasted
             g.defenses += 1
             g.guard_defenses += 1
             normal_responses += 1
@@ -527,7 +584,9 @@ class Round:
         else:
             d.undefended += 1
             self._note("unanswered", "R7", d.name)
-        return own is not None or bool(guards)
+        if effective and normal_responses == 0:
+            d.hits += 1  # R7 [rev 3]: it would take effect and met no normal response
+        return own is not None or bool(answering)
 
     # ------------------------------------------------------------------ R5 releases
     def next_initiative(self) -> int:
@@ -647,6 +706,8 @@ class Round:
             out[(name, "hasty_only")] = f.hasty_only
             for k in range(1, HIGHEST_SCALE + 1):
                 out[(name, f"hasty_ge.{k}")] = sum(1 for s in f.hasty_scales if s >= k)
+            out[(name, "hits")] = f.hits
+            out[(name, "wasted_defenses")] = f.wasted_defenses
             for g in fighters:
                 if g is not f:
                     before = f.first_step is not None and (
@@ -745,6 +806,8 @@ COUNT_NAMES = (
     "defended",
     "hasty_only",
     *(f"hasty_ge.{k}" for k in range(1, HIGHEST_SCALE + 1)),
+    "hits",
+    "wasted_defenses",
 )
 
 
@@ -786,6 +849,8 @@ def fold_log(scenario: Scenario, log: list[tuple[Any, ...]], carry: int = 0) -> 
         if attack is None:
             return
         target, kinds = attack["target"], attack["kinds"]
+        if attack["effective"] and not any(k in ("self", "guard") for k in kinds):
+            derived[(target, "hits")] += 1  # R7 [rev 3]
         if any(k in ("self", "guard") for k in kinds):
             derived[(target, "defended")] += 1
         elif kinds == ["hasty"]:
@@ -802,7 +867,7 @@ def fold_log(scenario: Scenario, log: list[tuple[Any, ...]], carry: int = 0) -> 
     for event in log:
         kind, rule = event[0], event[1]
         assert rule.startswith("R"), event
-        if kind not in ("response", "unanswered"):
+        if kind not in ("response", "unanswered", "no_effect", "declined"):
             close_attack()
         if kind == "roll":
             _, _, name, dice = event
@@ -859,12 +924,30 @@ def fold_log(scenario: Scenario, log: list[tuple[Any, ...]], carry: int = 0) -> 
             derived[(target, "attacks_received")] += 1
             if target not in first_acts:
                 attacked_early.add(target)
-            attack = {"target": target, "a": initiative, "kinds": [], "unanswered": False}
+            attack = {
+                "attacker": attacker,
+                "target": target,
+                "a": initiative,
+                "kinds": [],
+                "unanswered": False,
+                "effective": True,
+            }
+        elif kind == "no_effect":  # R7 [rev 3]: right after its attack
+            _, _, attacker, target = event
+            assert attack is not None and attack["effective"] and not attack["kinds"], event
+            assert (attack["attacker"], attack["target"]) == (attacker, target), event
+            attack["effective"] = False
+        elif kind == "declined":  # R7 [rev 3]: a when_effective responder stands aside
+            _, _, responder, defended, attacker = event
+            assert attack is not None and not attack["effective"], event
+            assert (attack["attacker"], attack["target"]) == (attacker, defended), event
         elif kind == "response":
             _, _, responder, defended, die, rkind, scale = event
             assert attack is not None and attack["target"] == defended
             spend(responder, die)
             derived[(responder, "defenses")] += 1
+            if not attack["effective"]:
+                derived[(responder, "wasted_defenses")] += 1
             if rkind == "guard":
                 assert responder != defended and scale == 0
                 derived[(responder, "guard_defenses")] += 1
@@ -923,6 +1006,16 @@ RANDOM_DEFENDS = (
 )
 RANDOM_SHARES = (0.0, 1.0, 1.0, 1.0, 0.5, 0.25, 0.8, 1e-17)
 RANDOM_GUARDS = ("never", "never", "backup", "always", True, False)
+# R7 [rev 3]: policies that answer only an attack that would take effect, and hit chances
+# (1e-17: a threshold of 0, drawn and never true)
+RANDOM_WHEN_EFFECTIVE_DEFENDS = (
+    "when_effective",
+    "always+when_effective",
+    "unless_hasty+when_effective",
+    "hasty_up_to:1+when_effective",
+)
+RANDOM_WHEN_EFFECTIVE_GUARDS = ("backup+when_effective", "always+when_effective")
+RANDOM_HIT_CHANCES = (0.0, 0.25, 0.5, 0.5, 0.9, 1e-17, 1.0)
 
 
 def random_scenario(rng: random.Random) -> Scenario:
@@ -970,6 +1063,12 @@ def random_scenario(rng: random.Random) -> Scenario:
         if rng.random() < 0.15:
             e["surprised"] = True
         e["attack_share"] = rng.choice(RANDOM_SHARES)
+        if rng.random() < 0.5:
+            e["hit_chance"] = rng.choice(RANDOM_HIT_CHANCES)
+        if rng.random() < 0.3:
+            e["defend"] = rng.choice(RANDOM_WHEN_EFFECTIVE_DEFENDS)
+        if rng.random() < 0.2:
+            e["guard"] = rng.choice(RANDOM_WHEN_EFFECTIVE_GUARDS)
         opponents = [m for m in members if m[2] != e["side"]]
         groups = sorted({m[1] for m in opponents if m[0] != m[1]})
         r = rng.random()

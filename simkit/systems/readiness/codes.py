@@ -72,6 +72,9 @@ SIDES = np.int64(6)  # R1: d6
 HIGHEST_SCALE = np.int64(SIDES - 1)  # R7: a hasty defense has scale a - d in 1 .. 5
 SECONDARY_WOUND = np.int64(3)  # R8: a secondary combatant's mental wound
 NEVER_HASTY = np.int64(-1)  # hasty limit of defend "never" / "unless_hasty"
+HIT_ALWAYS = np.int64(-1)  # P_HIT of hit_chance 1: every attack would take effect, no draw
+WE_DEFEND = np.int64(1)  # P_WHEN_EFFECTIVE bits (R7 [rev 3]): its defend answers only an
+WE_GUARD = np.int64(2)  # attack that would take effect; its guard likewise
 
 # --------------------------------------------------------------------------- counts
 COUNTS = (
@@ -92,6 +95,8 @@ COUNTS = (
     "defended",
     "hasty_only",
     *(f"hasty_ge.{k}" for k in range(1, HIGHEST_SCALE + 1)),
+    "hits",  # R7 [rev 3]
+    "wasted_defenses",
 )
 SCENARIO_COUNTS = ("stalemate",)
 FIRST_ACTION = np.int64(COUNTS.index("first_action"))
@@ -111,6 +116,8 @@ UNDEFENDED = np.int64(COUNTS.index("undefended"))
 DEFENDED = np.int64(COUNTS.index("defended"))
 HASTY_ONLY = np.int64(COUNTS.index("hasty_only"))
 HASTY_GE_1 = np.int64(COUNTS.index("hasty_ge.1"))  # hasty_ge.k is HASTY_GE_1 + k - 1
+HITS = np.int64(COUNTS.index("hits"))
+WASTED_DEFENSES = np.int64(COUNTS.index("wasted_defenses"))
 STALEMATE = np.int64(SCENARIO_COUNTS.index("stalemate"))
 N_COUNTS = np.int64(len(COUNTS))
 COUNT_COLUMNS = 32  # kernel.Compiled.count_table: N_COUNTS slots padded to a power of two
@@ -133,6 +140,8 @@ EVENT_KINDS = (
     "stalemate",
     "rejoin",
     "run_broken",
+    "no_effect",
+    "declined",
 )
 EVENT_CODES = codes(EVENT_KINDS)
 EV_NO_HOLD = np.int64(EVENT_CODES["no_hold"])
@@ -150,6 +159,8 @@ EV_EXPIRED = np.int64(EVENT_CODES["expired"])
 EV_STALEMATE = np.int64(EVENT_CODES["stalemate"])
 EV_REJOIN = np.int64(EVENT_CODES["rejoin"])
 EV_RUN_BROKEN = np.int64(EVENT_CODES["run_broken"])
+EV_NO_EFFECT = np.int64(EVENT_CODES["no_effect"])
+EV_DECLINED = np.int64(EVENT_CODES["declined"])
 EVENT_RULES = {
     "no_hold": "R8",
     "roll": "R1",
@@ -166,6 +177,8 @@ EVENT_RULES = {
     "stalemate": "R8",
     "rejoin": "R5",
     "run_broken": "R3",
+    "no_effect": "R7",
+    "declined": "R7",
 }
 # What the columns actor, other, a, b, c hold, per kind ("" = unused).  Dice of a
 # roll are 3-bit faces in the order drawn (die k at bits 3k..3k+2); pools of a prep
@@ -186,6 +199,8 @@ EVENT_FIELDS = {
     "stalemate": ("", "", "", "", ""),
     "rejoin": ("combatant", "", "value", "next", ""),
     "run_broken": ("combatant", "", "value", "", ""),
+    "no_effect": ("attacker", "target", "", "", ""),
+    "declined": ("responder", "defended", "attacker", "", ""),
 }
 RELEASE_WHYS = ("attacked", "enemy_acted", "opponents_out")
 RELEASE_CODES = codes(RELEASE_WHYS)
@@ -220,8 +235,10 @@ FACE_BITS = np.int64(3)  # a face 1..6 in a roll event
     P_FIXED_POOL,  # the fixed faces as a pool
     P_FIXED_FACES,  # the fixed faces in the given order, FACE_BITS each (roll event)
     P_TARGET_MASK,  # target count - 1 if a power of two >= 2 (a one-byte draw), else -1
-) = _fields(16)
-N_P = 16
+    P_HIT,  # R7 [rev 3] hit_chance as a chance threshold, HIT_ALWAYS for 1 (no draw)
+    P_WHEN_EFFECTIVE,  # WE_DEFEND | WE_GUARD bits: answers only attacks that take effect
+) = _fields(18)
+N_P = 18
 
 (
     W_POOL,  # unspent dice: the count of face f in bits 8(f-1)..8f-1

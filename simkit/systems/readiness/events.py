@@ -68,6 +68,8 @@ def decode(event: np.ndarray, names: Sequence[str]) -> tuple[str, str, dict[str,
     elif kind == "rejoin":
         fields["value"] = a
         fields["next"] = b
+    elif kind == "declined":
+        fields["attacker"] = names[a]
     elif kind == "response":
         fields["die"] = a
         fields["kind"] = RESPONSE_KINDS[b]
@@ -138,6 +140,12 @@ def event_text(event: np.ndarray, names: Sequence[str]) -> str:
             text = f"{who} guards {target} with a {f['die']}"
     elif kind == "unanswered":
         text = f"nobody answers the attack on {f['target']}"
+    elif kind == "no_effect":
+        text = f"{f['attacker']}'s attack on {f['target']} would not take effect (rev 3)"
+    elif kind == "declined":
+        who, target = f["responder"], f["defended"]
+        answer = "does not answer it" if who == target else f"does not guard {target} against it"
+        text = f"{f['attacker']}'s attack would not take effect; {who} {answer}"
     elif kind == "expired":
         count = f["count"]
         text = f"{f['combatant']} loses {count} held {'die' if count == 1 else 'dice'}"

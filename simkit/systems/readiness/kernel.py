@@ -87,6 +87,7 @@ from simkit.systems.readiness.codes import (
     HASTY_ONLY,
     HASTY_SCALE_TOTAL,
     HIGHEST_SCALE,
+    HIT_ALWAYS,
     HOLD_CODES,
     HOLDER_ACTION_CODES,
     N_COUNTS,
@@ -103,6 +104,7 @@ from simkit.systems.readiness.codes import (
     P_FIXED_POOL,
     P_GUARD,
     P_HASTY_LIMIT,
+    P_HIT,
     P_HOLD,
     P_SHARE,
     P_SIDE,
@@ -110,6 +112,7 @@ from simkit.systems.readiness.codes import (
     P_TARGET_COUNT,
     P_TARGET_MASK,
     P_TARGET_START,
+    P_WHEN_EFFECTIVE,
     P_WOUND,
     PREP_CODES,
     RELEASE_RULE_CODES,
@@ -120,9 +123,11 @@ from simkit.systems.readiness.codes import (
     SIDES,
     STALEMATE,
     UNDEFENDED,
+    WE_DEFEND,
+    WE_GUARD,
 )
 from simkit.systems.readiness.rules import COLD, FIELD, round_player
-from simkit.systems.stream import STATE_WORDS, canonical_state, round_start
+from simkit.systems.stream import STATE_WORDS, canonical_state, chance_threshold, round_start
 from simkit.systems.support import JIT, njit, unmanaged, with_columns
 
 HASTY_UP_TO = re.compile(schema.HASTY_UP_TO_PATTERN)
@@ -174,12 +179,29 @@ class Compiled:
 
 
 def defend_code(value: str, what: str) -> tuple[int, int]:
-    """R7 ``defend`` as (DEFEND_* code, largest hasty scale it accepts or NEVER_HASTY)."""
+    """R7 ``defend`` as (DEFEND_* code, largest hasty scale it accepts or NEVER_HASTY); a
+    ``+when_effective`` form [rev 3] as the policy it modifies (``when_effective_bits``)."""
+    value, _ = schema.when_effective(value)
     m = HASTY_UP_TO.fullmatch(value)
     if m:
         return DEFEND_HASTY_UP_TO, int(m.group(1))
     code = code_of({k: c for k, c in DEFEND_CODES.items() if c != DEFEND_HASTY_UP_TO}, value, what)
     return code, HIGHEST_SCALE if code == DEFEND_ALWAYS else NEVER_HASTY
+
+
+def when_effective_bits(defend: str, guard: str) -> int:
+    """R7 [rev 3] P_WHEN_EFFECTIVE: WE_DEFEND if its ``defend``, WE_GUARD if its ``guard``
+    answers only an attack that would take effect (schema.when_effective)."""
+    return (
+        int(WE_DEFEND) * schema.when_effective(defend)[1]
+        + int(WE_GUARD) * schema.when_effective(guard)[1]
+    )
+
+
+def hit_code(p: float) -> int:
+    """R7 [rev 3] ``hit_chance`` as P_HIT: HIT_ALWAYS for 1 (no draw), else the threshold
+    of ``chance`` (0 included: drawn, never true, so that every value below 1 draws)."""
+    return int(HIT_ALWAYS) if p >= 1.0 else chance_threshold(p)
 
 
 def pool_of(faces) -> int:
@@ -213,7 +235,10 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         params[P_SIDE, i] = sides.index(c.side)
         params[P_HOLD, i] = code_of(HOLD_CODES, c["hold"], f"{what}.hold")
         params[P_DEFEND, i], params[P_HASTY_LIMIT, i] = defend_code(c["defend"], f"{what}.defend")
-        params[P_GUARD, i] = code_of(GUARD_CODES, c["guard"], f"{what}.guard")
+        guard, _ = schema.when_effective(c["guard"])
+        params[P_GUARD, i] = code_of(GUARD_CODES, guard, f"{what}.guard")
+        params[P_WHEN_EFFECTIVE, i] = when_effective_bits(c["defend"], c["guard"])
+        params[P_HIT, i] = hit_code(c["hit_chance"])
         params[P_SURPRISED, i] = int(bool(c["surprised"]))
         params[P_SHARE, i] = share_code(c["attack_share"])
         role = code_of(ROLE_CODES, c["role"], f"{what}.role")
@@ -258,6 +283,8 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         never |= {"expired_dice", "on_edge", "edge_wound", "stalemate"}
     if not (params[P_GUARD] != GUARD_NEVER).any():
         never.add("guard_defenses")
+    if not (params[P_HIT] != HIT_ALWAYS).any():  # every attack would take effect (R7 rev 3)
+        never.add("wasted_defenses")
     rows, ranges, agg, derived, pair_rows = _emission(layout, frozenset(never))
     batch = 1 << (max(1, min(MAX_BATCH, BATCH_ENTRIES // rows)).bit_length() - 1)
     dice = int(params[P_DICE].sum())
@@ -289,10 +316,20 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         batch=batch,
         tree_levels=_levels(n),
         tree_width=n if n <= GROUP else -(-n // int(GROUP)) * int(GROUP),
-        event_bound=2 + 8 * n + 6 * dice,  # (rejoin: once per holder; run_broken: per action)
+        # (rejoin: once per holder; run_broken: per action; R7 [rev 3]: per attack, no_effect
+        # and a declined event per responder that answers only an attack that takes effect)
+        event_bound=2 + 8 * n + 6 * dice + dice * _declining(params),
         dice=dice,
         may_hold=bool((params[P_HOLD] != HOLD_CODES["never"]).any()),
     )
+
+
+def _declining(params: np.ndarray) -> int:
+    """Events an attack can add under R7 [rev 3]: no_effect and one declined per
+    combatant with a ``when_effective`` policy (0 if every attack takes effect)."""
+    if not (params[P_HIT] != HIT_ALWAYS).any():
+        return 0
+    return 1 + int((params[P_WHEN_EFFECTIVE] != 0).sum())
 
 
 def _padded(slots: np.ndarray, columns: int) -> np.ndarray:

@@ -9,7 +9,8 @@ Arrays (fields named in ``codes.py``)
 ``st``  the round's random stream (``stream.py``); draws in the twin's order: R1 dice
         of combatant 0, 1, ...; then as play goes, T3 ``below(k)``, ``chance`` for an
         action when ``0 < attack_share < 1`` (even when its threshold rounds to 0),
-        ``below(m)`` over the target list of an attack.  Nothing else draws.
+        ``below(m)`` over the target list of an attack, then ``chance`` for its effect
+        when the attacker's ``hit_chance < 1`` (R7 [rev 3], 0 included).  Nothing else draws.
 ``P``   ``P[i, P_*]`` combatant i's parameters; ``T`` the target lists; ``GL`` the
         guards of every side (``GL[2 s]`` start and ``GL[2 s + 1]`` count of side
         s's guards in ``GL``, scenario order).
@@ -82,8 +83,10 @@ from simkit.systems.readiness.codes import (
     EV_ACT,
     EV_ATTACK,
     EV_DECLARE,
+    EV_DECLINED,
     EV_EXPIRED,
     EV_HOLD,
+    EV_NO_EFFECT,
     EV_NO_HOLD,
     EV_PREP,
     EV_REJOIN,
@@ -123,6 +126,8 @@ from simkit.systems.readiness.codes import (
     H_RELEASED,
     HASTY_GE_1,
     HASTY_ONLY,
+    HIT_ALWAYS,
+    HITS,
     HOLD_NEVER,
     HOLD_UNTIL_ATTACKED,
     HOLD_UNTIL_ENEMY_ACTS,
@@ -144,6 +149,7 @@ from simkit.systems.readiness.codes import (
     P_FIXED_POOL,
     P_GUARD,
     P_HASTY_LIMIT,
+    P_HIT,
     P_HOLD,
     P_SHARE,
     P_SIDE,
@@ -151,6 +157,7 @@ from simkit.systems.readiness.codes import (
     P_TARGET_COUNT,
     P_TARGET_MASK,
     P_TARGET_START,
+    P_WHEN_EFFECTIVE,
     P_WOUND,
     PREP_ONE_DIE,
     PREP_SIXES,
@@ -174,6 +181,9 @@ from simkit.systems.readiness.codes import (
     W_RANK,
     W_RELEASE_EVENT,
     W_STATE,
+    WASTED_DEFENSES,
+    WE_DEFEND,
+    WE_GUARD,
 )
 from simkit.systems.stream import below, chance, next_byte, roll_many
 from simkit.systems.support import JIT, JIT_DISABLED, leading_zeros, njit
@@ -608,6 +618,11 @@ def round_player(log, may_hold):
         from the dice before any response; D answers first, then the guards in scenario
         order, each with its highest die.  The common path has no branch on the dice: D's
         answer is a pair of flags applied by ``spend(..., do)`` and flag-weighted counts.
+        R7 [rev 3]: after its target, an attack of an attacker with hit_chance < 1 draws
+        whether it would take effect; a responder whose policy has ``+when_effective``
+        (P_WHEN_EFFECTIVE) drops out of the answers decided above when it would not, and
+        nobody takes its place.  hits: it would take effect and met no normal response;
+        wasted_defenses: responses to one that would not.
         R5: an attack releases the until_attacked holder it hits (after the responses);
         any action releases the actor's opponents' until_enemy_acts holders."""
         n = P.shape[0]
@@ -750,6 +765,13 @@ def round_player(log, may_hold):
                     W[d, W_ATTACKED] = 1
                     if log:
                         event(EV, G, EV_ATTACK, c, d, a, np.int64(by_holder), ZERO)
+                    # R7 [rev 3]: would it take effect if nobody answered it? Drawn once per
+                    # attack, after its target, only for a hit_chance below 1
+                    effective = ONE
+                    if P[c, P_HIT] != HIT_ALWAYS:
+                        effective = np.int64(chance(st, P[c, P_HIT]))
+                        if log and effective == 0:
+                            event(EV, G, EV_NO_EFFECT, c, d, ZERO, ZERO, ZERO)
                     # R7: who answers, from the dice before any response
                     pool = W[d, W_POOL]
                     die = top(pool)
@@ -770,11 +792,19 @@ def round_player(log, may_hold):
                                 backup = g
                                 hasty = False
                                 break
+                    # R7 [rev 3]: a responder whose policy answers only an attack that would
+                    # take effect stands aside from one that would not (nobody takes its place)
+                    keep = (effective != 0) | ((P[d, P_WHEN_EFFECTIVE] & WE_DEFEND) == 0)
+                    if log and (normal | hasty) and not keep:
+                        event(EV, G, EV_DECLINED, d, d, c, ZERO, ZERO)
+                    normal = normal & keep
+                    hasty = hasty & keep
                     # R7: the responses, D first
                     own = np.int64(normal | hasty)
                     spend(P, W, G, KT, d, die, own, may_hold)
                     scale = (a - die) * np.int64(hasty)
                     Y[CS[d, DEFENSES] + col] += own
+                    Y[CS[d, WASTED_DEFENSES] + col] += own * (ONE - effective)
                     # a hasty defense of scale k (1 .. 5) counts once, in row hasty_ge.k; the
                     # drivers turn these rows into hasty_ge (sums of the rows above),
                     # hasty_defenses and hasty_scale_total (kernel.derived_rows): no branch here
@@ -789,10 +819,15 @@ def round_player(log, may_hold):
                             g == backup
                             or (P[g, P_GUARD] == GUARD_ALWAYS and can_answer(P, W, g, a, by_holder))
                         ):
+                            if effective == 0 and (P[g, P_WHEN_EFFECTIVE] & WE_GUARD) != 0:
+                                if log:  # R7 [rev 3]: it stands aside
+                                    event(EV, G, EV_DECLINED, g, d, c, ZERO, ZERO)
+                                continue
                             # a guard is never hasty
                             used = spend(P, W, G, KT, g, top(W[g, W_POOL]), ONE, may_hold)
                             Y[CS[g, DEFENSES] + col] += 1
                             Y[CS[g, GUARD_DEFENSES] + col] += 1
+                            Y[CS[g, WASTED_DEFENSES] + col] += ONE - effective
                             answered += 1
                             if log:
                                 event(EV, G, EV_RESPONSE, g, d, used, RESPONSE_GUARD, ZERO)
@@ -800,6 +835,8 @@ def round_player(log, may_hold):
                     # the attack's outcome: exactly one of undefended, defended, hasty_only
                     outcome = 1 if answered > 0 else (2 if hasty else 0)
                     Y[CS[d, UNDEFENDED + outcome] + col] += 1
+                    # R7 [rev 3]: it would take effect and met no normal response
+                    Y[CS[d, HITS] + col] += effective * np.int64(answered == 0)
                     if log and answered == 0 and not hasty:
                         event(EV, G, EV_UNANSWERED, d, NOBODY, ZERO, ZERO, ZERO)
                     # R5 until_attacked: it has answered (or could not); from now on it

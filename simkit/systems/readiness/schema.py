@@ -14,13 +14,43 @@ ROLES = ("hero", "secondary")
 HOLDS = ("never", "until_attacked", "until_enemy_acts")
 DEFENDS = ("always", "never", "unless_hasty")  # and "hasty_up_to:N" (HASTY_UP_TO_PATTERN)
 HASTY_UP_TO = "hasty_up_to"
-HASTY_UP_TO_PATTERN = r"hasty_up_to:(\d{1,6})"
+HASTY_UP_TO_PATTERN = r"hasty_up_to:(\d{1,6})(?:\+when_effective)?"
 HASTY_UP_TO_MAX = 999
 GUARDS = ("never", "backup", "always")
+# R7 [rev 3]: a policy that answers only an attack that would take effect (hit_chance):
+# "when_effective" alone (defend: "always" that looks first), or the modifier
+# "+when_effective" after a policy that answers ("unless_hasty+when_effective",
+# "hasty_up_to:2+when_effective", guard "backup+when_effective").  ``when_effective``
+# is the one parser of the form (the kernel, the twin and any other policy field read
+# it through this function).
+WHEN_EFFECTIVE = "when_effective"
+WHEN_EFFECTIVE_SUFFIX = "+" + WHEN_EFFECTIVE
 ORDERS = ("dynamic", "chain", "chain_unbroken")
 PREPS = ("one_die", "sixes", "lowest")
 HOLDER_ACTIONS = ("held_dice", "release_only")
 RELEASES = ("higher", "any")
+
+
+def when_effective(value: str, alone: str = "always") -> tuple[str, bool]:
+    """A policy value as (the policy it modifies, whether it answers only an attack that
+    would take effect): ``"backup+when_effective"`` -> ``("backup", True)``, ``"backup"``
+    -> ``("backup", False)``, ``"when_effective"`` alone -> ``(alone, True)``."""
+    if value == WHEN_EFFECTIVE:
+        return alone, True
+    if value.endswith(WHEN_EFFECTIVE_SUFFIX):
+        return value[: -len(WHEN_EFFECTIVE_SUFFIX)], True
+    return value, False
+
+
+def with_when_effective(policies: tuple[str, ...]) -> tuple[str, ...]:
+    """``policies`` and each of them with the modifier (every one but "never", which
+    answers nothing): the choices of a policy field that takes the form."""
+    return policies + tuple(p + WHEN_EFFECTIVE_SUFFIX for p in policies if p != "never")
+
+
+DEFEND_CHOICES = (*with_when_effective(DEFENDS), WHEN_EFFECTIVE)
+GUARD_CHOICES = with_when_effective(GUARDS)
+MAX_HIT_CHANCE = 1.0
 
 MAX_READINESS = 20  # a pool's count of one face must fit a byte field (kernel)
 MAX_ADVANTAGE = 120
@@ -67,23 +97,35 @@ FIELDS: dict[str, Field] = {
     "defend": Field(
         str,
         "always",
-        choices=DEFENDS,
+        choices=DEFEND_CHOICES,
         pattern=HASTY_UP_TO_PATTERN,
         pattern_low=0,
         pattern_high=HASTY_UP_TO_MAX,
         allowed=(
             f'"always", "never", "unless_hasty" or "hasty_up_to:N" (N an integer 0..'
-            f"{HASTY_UP_TO_MAX})"
+            f'{HASTY_UP_TO_MAX}), each but "never" also with "+when_effective"; or '
+            '"when_effective"'
         ),
-        meaning="R7: when it answers an attack on itself (hastily only if this allows the scale)",
+        meaning="R7: when it answers an attack on itself (hastily only if this allows the scale; "
+        '"+when_effective": only an attack that would take effect, rev 3)',
     ),
     "guard": Field(
         str,
         "never",
-        choices=GUARDS,
+        choices=GUARD_CHOICES,
         aliases={True: "backup", False: "never"},
-        allowed='"never", "backup" or "always" (true means "backup", false "never")',
-        meaning="R7: when it answers an attack on an ally (backup: only if the ally cannot)",
+        allowed='"never", "backup" or "always" (true means "backup", false "never"); '
+        '"backup+when_effective" or "always+when_effective"',
+        meaning="R7: when it answers an attack on an ally (backup: only if the ally cannot; "
+        '"+when_effective": only an attack that would take effect, rev 3)',
+    ),
+    "hit_chance": Field(
+        float,
+        1.0,
+        0.0,
+        MAX_HIT_CHANCE,
+        meaning="R7 [rev 3]: probability that one of its attacks would take effect if nobody "
+        "answered it (drawn per attack only when below 1)",
     ),
 }
 
