@@ -229,12 +229,36 @@ def read_grid(
     return Grid(vary, tuple(axes), points, file_rounds)
 
 
-def read_target(scenario: Scenario, text: str | Target, label: str = "target") -> Target:
-    """A balance target (``"side:monsters.actions / side:party.actions = 1"``) checked
-    against the metrics of ``scenario``."""
+def read_target(
+    scenario: Scenario,
+    text: str | Target,
+    label: str = "target",
+    tolerance: str | float | None = None,
+    tolerance_label: str = "tolerance",
+) -> Target:
+    """A balance target (``"side:monsters.actions / side:party.actions = 1"``, with a
+    tolerance ``"... = 1 ± 0.05"``, ``+- 0.05`` or ``± 5%``) checked against the metrics
+    of ``scenario``; ``tolerance`` (``0.05``, ``"0.05"`` or ``"5%"``) gives the tolerance
+    apart (not both)."""
     if isinstance(text, Target):
+        if tolerance is not None:
+            raise ArgumentError(f"{tolerance_label}: give the tolerance in the target's text")
         return text
-    return parse_target(scenario, text, available_metrics_by_level(scenario), label=label)
+    if tolerance is not None and not isinstance(tolerance, str):
+        if isinstance(tolerance, bool) or not isinstance(tolerance, int | float):
+            raise ArgumentError(
+                f"{tolerance_label}: expected a number >= 0 or a percentage ('5%'), "
+                f"got {tolerance!r}"
+            )
+        tolerance = repr(float(tolerance))
+    return parse_target(
+        scenario,
+        text,
+        available_metrics_by_level(scenario),
+        label=label,
+        tolerance=tolerance,
+        tolerance_label=tolerance_label,
+    )
 
 
 def check_set(scenario: Scenario, changes: Any, label: str = "set") -> Scenario:
@@ -442,20 +466,28 @@ def tune(
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
     scheduler: Any = None,
+    tolerance: str | float | None = None,
+    refine: bool = False,
+    max_rounds: int | None = None,
 ) -> Tuning:
     """Find the value(s) of one or two fields that meet a balance target (see
     :func:`simkit.analysis.tune.tune` for the parameters)."""
     scenario = as_scenario(scenario_or_path)
     read_grid(scenario, vary, most=2, what="tune")
+    checked = read_target(scenario, target, tolerance=tolerance)
     return _tune.tune(
         scenario,
         vary,
-        read_target(scenario, target),
+        checked,
         _rounds(rounds),
         _rng(rng),
         workers=workers,
         progress=progress,
         scheduler=scheduler,
+        refine=bool(refine),
+        max_rounds=None
+        if max_rounds is None
+        else check_count(max_rounds, 1, MAX_ROUNDS, "max_rounds"),
     )
 
 

@@ -300,7 +300,19 @@ def build_parser() -> _Parser:
         metavar="TARGET",
         help="REF OP VALUE or REF / REF OP VALUE, OP one of =, >=, <=; REF is NAME.metric, "
         "group:NAME.metric or side:NAME.metric, e.g. "
-        "'side:monsters.actions / side:party.actions = 1'",
+        "'side:monsters.actions / side:party.actions = 1'; '= 1 ± 0.05' (or '+- 0.05', "
+        "'± 5%%') decides met (the whole 95%% interval inside the band), not met or undecided",
+    )
+    p.add_argument(
+        "--tolerance",
+        metavar="T",
+        help="the tolerance of an '=' target apart: 0.05 or 5%% (the same as '= 1 ± 0.05')",
+    )
+    p.add_argument(
+        "--refine",
+        action="store_true",
+        help="when the target lies between two values, also tune the finer knobs of that "
+        "combatant (readiness: advantage; vtm: wound_penalty) at both values",
     )
     _add_common(p, rounds="rounds per grid point (default: the scenario's)")
     p.add_argument("--out", metavar="DIR", help="also write DIR/tune.csv and DIR/tune.png")
@@ -793,7 +805,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
     grid = api.read_grid(scenario, args.vary, "--vary", most=2, what="tune")
-    target = api.read_target(scenario, args.target, "--target")
+    target = api.read_target(scenario, args.target, "--target", args.tolerance, "--tolerance")
     rounds = args.rounds or scenario.rounds
     with _progress(rounds * grid.points) as bar:
         tuning = api.tune(
@@ -805,6 +817,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
             workers=args.workers,
             progress=bar,
             scheduler=_scheduler(args),
+            refine=args.refine,
         )
     return _finish(_render("tune", tuning, args), out, tuning.files)
 
