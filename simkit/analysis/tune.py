@@ -116,6 +116,11 @@ class Tuning:
         return self.sweep.fields
 
     @property
+    def stopping(self) -> Any:
+        """How a tuning to a precision stopped (None without a precision)."""
+        return self.sweep.stopping
+
+    @property
     def met(self) -> list[tuple[Any, ...]]:
         """The grid values (as written) that meet the target."""
         return [p.values for p in self.points if p.met]
@@ -404,6 +409,7 @@ def tune(
     scheduler: Any = None,
     refine: bool = False,
     max_rounds: int | None = None,
+    precision: Any = None,
 ) -> Tuning:
     """Find the value(s) of one or two fields that meet a balance target.
 
@@ -428,7 +434,11 @@ def tune(
         With a tolerance, the two values the target lies between (else the closest) are
         played again with more rounds while undecided, up to this many rounds each
         (default: ``DECIDE_FACTOR`` = 64 times the rounds of the grid, an interval 8
-        times narrower).
+        times narrower; with ``precision``, its ``max_rounds``).
+    precision : Precision, optional
+        Instead of ``rounds``: every point in the same doubling blocks until the target
+        quantity's 95% interval at every point is that precise
+        (:mod:`simkit.analysis.precision`).
 
     Returns
     -------
@@ -439,6 +449,14 @@ def tune(
     scenario = as_scenario(scenario_or_path)
     if not isinstance(target, Target):
         target = parse_target(scenario, target, available_metrics(scenario), label="target")
+
+    def quantities(results: list[Any], labels: list[str]) -> list[Any]:
+        out = []
+        for label, res in zip(labels, results, strict=True):
+            e = target.estimate(res)
+            out.append((f"{target.quantity} at {label}", e.mean, e.ci_low, e.ci_high))
+        return out
+
     result = sweep(
         scenario,
         vary,
@@ -448,6 +466,8 @@ def tune(
         progress=progress,
         scheduler=scheduler,
         pairs=target.pairs,
+        precision=precision,
+        quantities=quantities,
     )
     points = [
         _point(target, values, result.actual_values(k), res)
@@ -457,7 +477,11 @@ def tune(
     ]
     scenarios = [res.scenario for res in result.results]
     if max_rounds is None:
-        max_rounds = min(DEFAULT_MAX_ROUNDS, DECIDE_FACTOR * result.rounds)
+        max_rounds = (
+            precision.max_rounds
+            if precision is not None
+            else min(DEFAULT_MAX_ROUNDS, DECIDE_FACTOR * result.rounds)
+        )
     points = _decide(target, points, scenarios, result.seed, max_rounds, workers, progress)
     knobs = finer_knobs(scenario, result.axes)
     pair = bracket(target, points)
@@ -491,4 +515,6 @@ def tune(
                     text = f"{axis.column} = {cell_text(p.values[0])}"
                     refined.append(Refinement(text, axis.column, p.values[0], sub))
                     answer += f" With {text}: {sub.answer}"
+    if result.stopping is not None:
+        answer += " " + result.stopping.line()[0].upper() + result.stopping.line()[1:] + "."
     return Tuning(scenario, target, tuple(points), answer, result, finer, tuple(refined))
