@@ -216,15 +216,15 @@ def _simulate_batches(
     seq: np.random.SeedSequence,
     batch_rounds: int,
     progress: Callable[[int], None] | None,
-    first: int = 0,
+    start_chunk: int = 0,
 ) -> RawRun:
     """Single-threaded run that keeps per-batch sums (round streams make them paired);
-    ``first``: play chunks ``first ..`` of ``sizes`` only."""
+    ``start_chunk``: play chunks ``start_chunk ..`` of ``sizes`` only."""
     start = time.perf_counter()
     total = job.layout.new_sums()
     batches: list[Sums] = []
     for k, size in enumerate(sizes):
-        if k < first:
+        if k < start_chunk:
             continue
         key = chunk_state(seq, k)
         carry = 0
@@ -286,7 +286,7 @@ def play_blocks(
         sizes = chunk_sizes(end, size)
         first = done // size
         if batch_rounds:
-            raw = _simulate_batches(job, sizes, seq, batch_rounds, progress, first=first)
+            raw = _simulate_batches(job, sizes, seq, batch_rounds, progress, start_chunk=first)
             total.add(raw.sums)
             batches += raw.batches or []
         else:
