@@ -362,3 +362,27 @@ def test_the_plot_legend_says_meets_the_target_only_when_something_does(bracket)
     near = simkit.tune(BOSS, "Troll Chief.readiness=7..9", f"{RATIO} = 1 ± 0.1", rounds=2000, rng=5)
     assert any(p.met for p in near.points)
     assert "meets the target" in legend(near)
+
+
+def test_cli_refine_prints_each_refinement(capsys):
+    args = ["tune", str(BOSS), "--vary", "Troll Chief.readiness=6..9", "--target"]
+    args += [f"{RATIO} = 1 ± 0.01", "--rounds", "3000", "--seed", "5"]
+    assert main(args) == 0
+    plain = capsys.readouterr().out
+    assert "(--refine tunes them)" in " ".join(plain.split())
+    assert "refine: " not in plain
+    assert main([*args, "--refine"]) == 0
+    text = capsys.readouterr().out
+    direct = simkit.tune(
+        BOSS, "Troll Chief.readiness=6..9", f"{RATIO} = 1 ± 0.01", rounds=3000, rng=5, refine=True
+    )
+    assert direct.refined
+    for r in direct.refined:
+        assert f"refine: {r.fixed}\n" in text
+    assert text.count("Troll Chief.advantage  ") == len(direct.refined)
+
+
+def test_a_notebook_shows_the_decision():
+    t = simkit.tune(BOSS, "Troll Chief.readiness=7..8", BAND, rounds=2000, rng=5)
+    page = t._repr_html_()
+    assert "decision" in page and "0.95 to 1.05" in page
