@@ -23,11 +23,13 @@ from typing import Any
 
 from simkit import digits
 from simkit.analysis import compare as _compare
+from simkit.analysis import precision as _precision
 from simkit.analysis import report_runs as _report
 from simkit.analysis import sweep as _sweep
 from simkit.analysis import trace as _trace
 from simkit.analysis import tune as _tune
 from simkit.analysis.compare import Comparison, Dominance, SideBySide
+from simkit.analysis.precision import Precision, PrecisionError
 from simkit.analysis.result import Result
 from simkit.analysis.run import as_scenario
 from simkit.analysis.run import run as _run
@@ -36,7 +38,7 @@ from simkit.analysis.targets import Target, parse_target
 from simkit.analysis.trace import Trace
 from simkit.analysis.tune import Tuning
 from simkit.analysis.tune import available_metrics as available_metrics_by_level
-from simkit.engine import RngLike, layout_for
+from simkit.engine import RngLike, layout_for, seed_sequence
 from simkit.engine.distributed import Scheduler, SchedulerError
 from simkit.metrics import metric_slots
 from simkit.scenario import (
@@ -61,6 +63,7 @@ __all__ = [
     "Conversion",
     "Dominance",
     "Grid",
+    "Precision",
     "Result",
     "Scheduler",
     "SchedulerError",
@@ -78,8 +81,10 @@ __all__ = [
     "convert",
     "dominance",
     "make_report",
+    "precision_rounds",
     "read_dice",
     "read_grid",
+    "read_precision",
     "read_target",
     "report",
     "report_rounds",
@@ -229,12 +234,77 @@ def read_grid(
     return Grid(vary, tuple(axes), points, file_rounds)
 
 
-def read_target(scenario: Scenario, text: str | Target, label: str = "target") -> Target:
-    """A balance target (``"side:monsters.actions / side:party.actions = 1"``) checked
-    against the metrics of ``scenario``."""
+def read_target(
+    scenario: Scenario,
+    text: str | Target,
+    label: str = "target",
+    tolerance: str | float | None = None,
+    tolerance_label: str = "tolerance",
+) -> Target:
+    """A balance target (``"side:monsters.actions / side:party.actions = 1"``, with a
+    tolerance ``"... = 1 ± 0.05"``, ``+- 0.05`` or ``± 5%``) checked against the metrics
+    of ``scenario``; ``tolerance`` (``0.05``, ``"0.05"`` or ``"5%"``) gives the tolerance
+    apart (not both)."""
     if isinstance(text, Target):
+        if tolerance is not None:
+            raise ArgumentError(f"{tolerance_label}: give the tolerance in the target's text")
         return text
-    return parse_target(scenario, text, available_metrics_by_level(scenario), label=label)
+    if tolerance is not None and not isinstance(tolerance, str):
+        if isinstance(tolerance, bool) or not isinstance(tolerance, int | float):
+            raise ArgumentError(
+                f"{tolerance_label}: expected a number >= 0 or a percentage ('5%'), "
+                f"got {tolerance!r}"
+            )
+        tolerance = repr(float(tolerance))
+    return parse_target(
+        scenario,
+        text,
+        available_metrics_by_level(scenario),
+        label=label,
+        tolerance=tolerance,
+        tolerance_label=tolerance_label,
+    )
+
+
+def read_precision(
+    scenarios: Scenario | Sequence[Scenario],
+    precision: str | float | Precision | None,
+    max_rounds: Any = None,
+    rounds: Any = None,
+    labels: tuple[str, str, str] = ("precision", "max_rounds", "rounds"),
+) -> Precision | None:
+    """``precision`` (``"0.001"``, ``0.001`` or ``"0.5%"``) and ``max_rounds`` (default
+    10^9) checked: a number > 0, not together with ``rounds``, and ``max_rounds`` at least
+    the first block (one chunk of the scenarios, ``simkit.engine.chunk_rounds``).  None
+    without a precision (then ``max_rounds`` is refused)."""
+    p_label, m_label, r_label = labels
+    if precision is None:
+        if max_rounds is not None:
+            raise ArgumentError(f"{m_label}: goes with {p_label} (a run that stops when precise)")
+        return None
+    if rounds is not None:
+        raise ArgumentError(
+            f"{p_label}: give {p_label} or {r_label}, not both ({p_label} chooses the rounds)"
+        )
+    if isinstance(precision, Precision):
+        given = precision
+    else:
+        try:
+            given = _precision.read_precision(precision, label=p_label)
+        except PrecisionError as exc:
+            raise ArgumentError(str(exc)) from None
+    if max_rounds is not None:
+        given = Precision(
+            given.value, given.relative, given.text, check_count(max_rounds, 1, MAX_ROUNDS, m_label)
+        )
+    group = [scenarios] if isinstance(scenarios, Scenario) else list(scenarios)
+    first = given.first_block(group)
+    if given.max_rounds < first:
+        raise ArgumentError(
+            f"{m_label}: {given.max_rounds:,} is below the first block of {first:,} rounds "
+            "(one chunk of the engine); give at least that"
+        )
+    return given
 
 
 def check_set(scenario: Scenario, changes: Any, label: str = "set") -> Scenario:
@@ -264,6 +334,10 @@ def run(
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
     scheduler: Any = None,
+    precision: str | float | Precision | None = None,
+    max_rounds: int | None = None,
+    by: str = "combatant",
+    metrics: Sequence[str] | None = None,
 ) -> Result:
     """Simulate a scenario and estimate every metric with its 95% interval.
 
@@ -286,6 +360,15 @@ def run(
         one-thread processes on this machine, started for this run).  The result is
         bit-identical to a local run with the same seed.  Needs
         ``pip install 'simkit[dask]'``.
+    precision : float or str, optional
+        Instead of ``rounds``: play in doubling blocks of rounds until the 95% interval
+        of every metric shown per ``by`` (or of ``metrics``) has a half-width of at most
+        this (``0.001``), or this share of the estimate (``"0.5%"``); see
+        :mod:`simkit.analysis.precision`.  ``result.stopping`` says how it ended.
+    max_rounds : int, optional
+        With ``precision``: the most rounds to play (default 10^9).
+    by, metrics :
+        With ``precision``: the quantities it applies to (as ``simkit run`` shows them).
 
     Returns
     -------
@@ -294,6 +377,19 @@ def run(
         ci_high); ``result.by("side")`` and ``result.by("group")`` aggregate.
     """
     scenario = as_scenario(scenario_or_path)
+    checked = read_precision(scenario, precision, max_rounds, rounds)
+    if checked is not None:
+        if scheduler is not None:
+            raise ArgumentError("precision: cannot be combined with a scheduler")
+        chosen = check_metrics(scenario, by, metrics)
+        return _precision.run_to_precision(
+            scenario,
+            checked,
+            seed_sequence(scenario.seed if rng is None else _rng(rng)),
+            lambda result: _precision.run_quantities(result, by, chosen),
+            workers=workers,
+            progress=progress,
+        )
     return _run(
         scenario,
         _rounds(rounds),
@@ -313,13 +409,38 @@ def sweep(
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
     scheduler: Any = None,
+    precision: str | float | Precision | None = None,
+    max_rounds: int | None = None,
+    by: str = "combatant",
+    metrics: Sequence[str] | None = None,
 ) -> SweepResult:
     """Run a scenario at every point of a grid of field values, with common random
     numbers (see :func:`simkit.analysis.sweep.sweep` for the parameters).  Every grid
-    point is checked before anything is simulated."""
+    point is checked before anything is simulated.  ``precision`` (with ``max_rounds``,
+    ``by`` and ``metrics``: what it applies to) as for :func:`run`: every point gets the
+    same rounds."""
     scenario = as_scenario(scenario_or_path)
     grid = read_grid(scenario, vary)
     rounds = _rounds(rounds)
+    checked = read_precision(grid_scenarios(scenario, grid.axes), precision, max_rounds, rounds)
+    if checked is not None:
+        if scheduler is not None:
+            raise ArgumentError("precision: cannot be combined with a scheduler")
+        chosen = check_metrics(scenario, by, metrics, families=False)
+
+        def quantities(results: list[Result], labels: list[str]) -> Any:
+            return _precision.points_quantities(results, labels, by, chosen)
+
+        return _sweep.sweep(
+            scenario,
+            grid.vary,
+            None,
+            _rng(rng),
+            workers=workers,
+            progress=progress,
+            precision=checked,
+            quantities=quantities,
+        )
     if rounds is None:
         rounds = grid.file_rounds or scenario.rounds
     return _sweep.sweep(
@@ -343,14 +464,23 @@ def compare(
     batch_rounds: int = 4096,
     progress: Callable[[int], None] | None = None,
     labels: Sequence[str] | None = None,
+    precision: str | float | Precision | None = None,
+    max_rounds: int | None = None,
+    by: str = "combatant",
+    metrics: Sequence[str] | None = None,
 ) -> Any:
     """Compare two scenarios with common random numbers: paired differences B - A (see
     :func:`simkit.analysis.compare.compare` for the parameters).  With three or more
     scenarios (``compare(a, b, c, ...)``), a :class:`SideBySide` (see
-    :func:`compare_many`)."""
+    :func:`compare_many`).  ``precision`` (with ``max_rounds``; ``by`` and ``metrics``:
+    the differences it applies to) as for :func:`run`, two scenarios only."""
     if more:
         if set is not None:
             raise ArgumentError("set: give changes with two scenarios at most (A and --set)")
+        if precision is not None:
+            raise ArgumentError(
+                "precision: compares two scenarios (A and B); with three or more give rounds"
+            )
         return compare_many(
             [a, b, *more],
             rounds=rounds,
@@ -362,6 +492,21 @@ def compare(
     scenario = as_scenario(a)
     if set is not None:
         check_set(scenario, set)
+    others = [scenario] + ([] if b is None else [as_scenario(b)])
+    checked = read_precision(others, precision, max_rounds, rounds)
+    if checked is not None:
+        chosen = check_metrics(scenario, by, metrics)
+        return _compare.compare(
+            scenario,
+            b,
+            set=set,
+            rng=_rng(rng),
+            batch_rounds=check_count(batch_rounds, 1, MAX_ROUNDS, "batch_rounds"),
+            progress=progress,
+            labels=None if labels is None else (str(labels[0]), str(labels[1])),
+            precision=checked,
+            quantities=lambda c: _compare.difference_quantities(c, by, chosen),
+        )
     return _compare.compare(
         scenario,
         b,
@@ -442,20 +587,60 @@ def tune(
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
     scheduler: Any = None,
+    tolerance: str | float | None = None,
+    refine: bool = False,
+    max_rounds: int | None = None,
+    precision: str | float | Precision | None = None,
 ) -> Tuning:
     """Find the value(s) of one or two fields that meet a balance target (see
     :func:`simkit.analysis.tune.tune` for the parameters)."""
     scenario = as_scenario(scenario_or_path)
-    read_grid(scenario, vary, most=2, what="tune")
+    grid = read_grid(scenario, vary, most=2, what="tune")
+    checked = read_target(scenario, target, tolerance=tolerance)
+    precise = read_precision(
+        grid_scenarios(scenario, grid.axes), precision, max_rounds if precision else None, rounds
+    )
+    if precise is not None and scheduler is not None:
+        raise ArgumentError("precision: cannot be combined with a scheduler")
     return _tune.tune(
         scenario,
         vary,
-        read_target(scenario, target),
+        checked,
         _rounds(rounds),
         _rng(rng),
         workers=workers,
         progress=progress,
         scheduler=scheduler,
+        refine=bool(refine),
+        max_rounds=None
+        if max_rounds is None
+        else check_count(max_rounds, 1, MAX_ROUNDS, "max_rounds"),
+        precision=precise,
+    )
+
+
+def precision_rounds(
+    scenario: Scenario,
+    precision: Precision,
+    rng: RngLike = None,
+    *,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Result:
+    """The rounds a report plays with ``precision``: the scenario as written run to that
+    precision for every metric per combatant and per side (the report's tables); the
+    Result (``.rounds``, ``.stopping``)."""
+
+    def quantities(result: Result) -> Any:
+        return _precision.run_quantities(result) + _precision.run_quantities(result, "side")
+
+    return _precision.run_to_precision(
+        scenario,
+        precision,
+        seed_sequence(scenario.seed if rng is None else _rng(rng)),
+        quantities,
+        workers=workers,
+        progress=progress,
     )
 
 
@@ -483,9 +668,14 @@ def make_report(
     progress: Callable[[int], None] | None = None,
     vary: Sequence[str] | str | None = None,
     target: str | None = None,
+    precision: str | float | Precision | None = None,
+    max_rounds: int | None = None,
 ) -> Any:
     """Simulate and render a report in memory (see :func:`report`); writes nothing."""
     scenario = as_scenario(scenario_or_path)
+    checked = read_precision(scenario, precision, max_rounds, rounds)
+    if checked is not None:
+        rounds = precision_rounds(scenario, checked, rng, workers=workers, progress=progress).rounds
     report_rounds(scenario, rounds, vary, target)
     return _report.make_report(
         scenario, rounds, _rng(rng), workers=workers, progress=progress, vary=vary, target=target
@@ -502,11 +692,17 @@ def report(
     progress: Callable[[int], None] | None = None,
     vary: Sequence[str] | str | None = None,
     target: str | None = None,
+    precision: str | float | Precision | None = None,
+    max_rounds: int | None = None,
 ) -> Path:
     """Simulate a scenario and write its report into ``out_dir`` (see
     :func:`simkit.analysis.report_runs.report` for the parameters); returns the path of
-    report.html."""
+    report.html.  With ``precision`` (and ``max_rounds``), every run of the report has
+    the rounds :func:`precision_rounds` finds for the scenario."""
     scenario = as_scenario(scenario_or_path)
+    checked = read_precision(scenario, precision, max_rounds, rounds)
+    if checked is not None:
+        rounds = precision_rounds(scenario, checked, rng, workers=workers, progress=progress).rounds
     report_rounds(scenario, rounds, vary, target)
     return _report.report(
         scenario,

@@ -140,6 +140,22 @@ def _add_common(p: argparse.ArgumentParser, *, workers: bool = True, rounds: str
         )
 
 
+def _add_precision(p: argparse.ArgumentParser, what: str = "every shown quantity") -> None:
+    p.add_argument(
+        "--precision",
+        metavar="P",
+        help=f"instead of --rounds: play in doubling blocks of rounds until {what} has a "
+        "95%% interval half-width of at most P (0.001) or P%% of its estimate (0.5%%); "
+        "prints the rounds used (docs/precision.md)",
+    )
+    p.add_argument(
+        "--max-rounds",
+        type=_rounds,
+        metavar="N",
+        help="with --precision: the most rounds to play (default 1,000,000,000)",
+    )
+
+
 def _add_view(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--by",
@@ -204,6 +220,7 @@ def build_parser() -> _Parser:
         help="also write DIR/summary.json and DIR/metrics.csv (DIR is replaced as a whole)",
     )
     _add_view(p)
+    _add_precision(p, "every shown quantity (or each of --metrics)")
     p.add_argument(
         "--dominance",
         action="store_true",
@@ -275,6 +292,7 @@ def build_parser() -> _Parser:
     )
     p.add_argument("--out", metavar="DIR", help="also write DIR/sweep.csv and plots (PNG)")
     _add_view(p)
+    _add_precision(p, "every shown quantity at every point (or each of --metrics)")
     _add_scheduler(p)
     p.set_defaults(handler=_cmd_sweep)
 
@@ -300,9 +318,35 @@ def build_parser() -> _Parser:
         metavar="TARGET",
         help="REF OP VALUE or REF / REF OP VALUE, OP one of =, >=, <=; REF is NAME.metric, "
         "group:NAME.metric or side:NAME.metric, e.g. "
-        "'side:monsters.actions / side:party.actions = 1'",
+        "'side:monsters.actions / side:party.actions = 1'; '= 1 ± 0.05' (or '+- 0.05', "
+        "'± 5%%') decides met (the whole 95%% interval inside the band), not met or undecided",
+    )
+    p.add_argument(
+        "--tolerance",
+        metavar="T",
+        help="the tolerance of an '=' target apart: 0.05 or 5%% (the same as '= 1 ± 0.05')",
+    )
+    p.add_argument(
+        "--refine",
+        action="store_true",
+        help="when the target lies between two values, also tune the finer knobs of that "
+        "combatant (readiness: advantage; vtm: wound_penalty) at both values",
     )
     _add_common(p, rounds="rounds per grid point (default: the scenario's)")
+    p.add_argument(
+        "--precision",
+        metavar="P",
+        help="instead of --rounds: play every point in doubling blocks of rounds until the "
+        "target quantity's 95%% interval half-width is at most P (0.001) or P%% of it "
+        "(0.5%%) everywhere (docs/precision.md)",
+    )
+    p.add_argument(
+        "--max-rounds",
+        type=_rounds,
+        metavar="N",
+        help="the most rounds of a point: with --precision (default 1,000,000,000), and for "
+        "the points a tolerance's decision gets more rounds (default 64 times --rounds)",
+    )
     p.add_argument("--out", metavar="DIR", help="also write DIR/tune.csv and DIR/tune.png")
     p.add_argument(
         "--format",
@@ -345,6 +389,7 @@ def build_parser() -> _Parser:
     )
     p.add_argument("--out", metavar="DIR", help="also write DIR/compare.csv")
     _add_view(p)
+    _add_precision(p, "every paired difference (or each of --metrics; two files)")
     p.set_defaults(handler=_cmd_compare)
 
     p = sub.add_parser(
@@ -395,6 +440,7 @@ def build_parser() -> _Parser:
         "'side:wolves.actions / side:party.actions = 1'; the report answers it",
     )
     _add_common(p, rounds="rounds per run (default: the scenario's)")
+    _add_precision(p, "every metric per combatant and per side of the scenario as written")
     p.add_argument("--out", metavar="DIR", required=True, help="directory to write the report to")
     p.set_defaults(handler=_cmd_report)
 
@@ -633,19 +679,46 @@ def _cmd_run(args: argparse.Namespace) -> int:
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
     _metrics(args, scenario)
-    rounds = args.rounds or scenario.rounds
-    with _progress(rounds) as bar:
-        result = api.run(
-            scenario,
-            rounds=rounds,
-            rng=args.seed,
-            workers=args.workers,
-            progress=bar,
-            scheduler=_scheduler(args),
-        )
+    precision = _precision(args, [scenario])
+    if precision is not None:
+        with _progress(precision.totals([scenario])[0]) as bar:
+            result = api.run(
+                scenario,
+                rng=args.seed,
+                workers=args.workers,
+                progress=bar,
+                precision=precision,
+                by=args.by,
+                metrics=args.metrics,
+            )
+        if getattr(args, "dominance", False):
+            _note(result.stopping.line())
+    else:
+        rounds = args.rounds or scenario.rounds
+        with _progress(rounds) as bar:
+            result = api.run(
+                scenario,
+                rounds=rounds,
+                rng=args.seed,
+                workers=args.workers,
+                progress=bar,
+                scheduler=_scheduler(args),
+            )
     if getattr(args, "dominance", False):
         return _finish(_render("dominance", api.dominance(result), args), out, result.files)
     return _finish(_render("run", result, args), out, result.files)
+
+
+def _precision(args: argparse.Namespace, scenarios: list[Any]) -> Any:
+    """``--precision`` and ``--max-rounds`` checked (not with --rounds or --scheduler,
+    max-rounds at least the first block) before anything runs; None without them."""
+    from simkit import api
+
+    labels = ("--precision", "--max-rounds", "--rounds")
+    precision = api.read_precision(scenarios, args.precision, args.max_rounds, args.rounds, labels)
+    if precision is not None and getattr(args, "scheduler", None) is not None:
+        raise CliError("--precision: cannot be combined with --scheduler")
+    return precision
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -656,11 +729,21 @@ def _cmd_report(args: argparse.Namespace) -> int:
     out = _out_dir(args.out)
     # --rounds, --vary and --target checked (every grid point too) before anything runs
     labels = ("--rounds", "--vary", "--target")
-    total = api.report_rounds(scenario, args.rounds, args.vary, args.target, labels)
+    precision = _precision(args, [scenario])
+    rounds = args.rounds
+    stopping = None
+    if precision is not None:
+        api.report_rounds(scenario, precision.totals([scenario])[0], args.vary, args.target, labels)
+        with _progress(precision.totals([scenario])[0]) as bar:
+            found = api.precision_rounds(
+                scenario, precision, args.seed, workers=args.workers, progress=bar
+            )
+        rounds, stopping = found.rounds, found.stopping
+    total = api.report_rounds(scenario, rounds, args.vary, args.target, labels)
     with _progress(total) as bar:
         rendered = api.make_report(
             scenario,
-            args.rounds,
+            rounds,
             args.seed,
             workers=args.workers,
             progress=bar,
@@ -677,7 +760,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
             )
         else:
             failure = ""
-    lines = [render("run", rendered.data.result, width=_width()), "", "Verdict:"]
+    lines = [render("run", rendered.data.result, width=_width())]
+    if stopping is not None:
+        lines.append(f"{stopping.line()}; every run of the report has {rounds:,} rounds")
+    lines += ["", "Verdict:"]
     lines += [f"- {line}" for line in rendered.verdict]
     lines += ["", "Findings:"]
     lines += [f"- {line}" for line in rendered.findings]
@@ -739,6 +825,20 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     out = _out_dir(args.out)
     grid = api.read_grid(scenario, args.vary, "--vary")  # every point checked
     _metrics(args, scenario, families=False)
+    precision = _precision(args, [scenario])
+    if precision is not None:
+        with _progress(precision.totals([scenario])[0] * grid.points) as bar:
+            result = api.sweep(
+                scenario,
+                grid.vary,
+                rng=args.seed,
+                workers=args.workers,
+                progress=bar,
+                precision=precision,
+                by=args.by,
+                metrics=args.metrics,
+            )
+        return _finish(_render("sweep", result, args), out, result.files)
     rounds = args.rounds or grid.file_rounds or scenario.rounds
     with _progress(rounds * grid.points) as bar:
         result = api.sweep(
@@ -769,6 +869,20 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         api.check_set(scenario, args.changes, "--set")  # checked before anything runs
     out = _out_dir(args.out)
     _metrics(args, scenario)
+    precision = _precision(args, [scenario] + ([other] if other is not None else []))
+    if precision is not None:
+        with _progress(2 * precision.totals([scenario])[0]) as bar:
+            comparison = api.compare(
+                scenario,
+                other,
+                set=args.changes,
+                rng=args.seed,
+                progress=bar,
+                precision=precision,
+                by=args.by,
+                metrics=args.metrics,
+            )
+        return _finish(_render("compare", comparison, args), out, comparison.files)
     rounds = args.rounds or scenario.rounds
     with _progress(2 * rounds) as bar:
         comparison = api.compare(
@@ -793,18 +907,24 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
     grid = api.read_grid(scenario, args.vary, "--vary", most=2, what="tune")
-    target = api.read_target(scenario, args.target, "--target")
+    target = api.read_target(scenario, args.target, "--target", args.tolerance, "--tolerance")
+    precision = _precision(args, [scenario]) if args.precision is not None else None
     rounds = args.rounds or scenario.rounds
+    if precision is not None:
+        rounds = precision.totals([scenario])[0]
     with _progress(rounds * grid.points) as bar:
         tuning = api.tune(
             scenario,
             args.vary,
             target,
-            rounds=rounds,
+            rounds=None if precision is not None else rounds,
             rng=args.seed,
             workers=args.workers,
             progress=bar,
             scheduler=_scheduler(args),
+            refine=args.refine,
+            max_rounds=args.max_rounds if precision is None else None,
+            precision=precision,
         )
     return _finish(_render("tune", tuning, args), out, tuning.files)
 
@@ -814,6 +934,10 @@ def _compare_many(args: argparse.Namespace, paths: list[str]) -> int:
     from simkit import api
 
     scenarios = [validate(p) for p in paths]  # every file checked before anything runs
+    if args.precision is not None:
+        raise CliError(
+            "--precision: compares two files (A and B); with three or more give --rounds"
+        )
     out = _out_dir(args.out)
     if args.metrics:
         _metrics_any(args, scenarios)

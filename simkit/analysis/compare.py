@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from threading import Lock
 from typing import Any
@@ -94,6 +94,8 @@ class Comparison:
     table: pd.DataFrame
     z_unpaired: float = field(default=Z95, repr=False)
     levels: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False, compare=False)
+    # a comparison to a precision: how it stopped (simkit.analysis.precision.Stopping)
+    stopping: Any = field(default=None, repr=False, compare=False)
 
     def level_table(self, level: str) -> pd.DataFrame:
         """The comparison per ``"combatant"`` (``table``), ``"group"`` or ``"side"``: counts
@@ -175,6 +177,8 @@ def compare(
     batch_rounds: int = 4096,
     progress: Callable[[int], None] | None = None,
     labels: tuple[str, str] | None = None,
+    precision: Any = None,
+    quantities: Callable[[Comparison], list[Any]] | None = None,
 ) -> Comparison:
     """Compare two scenarios with common random numbers: paired differences B - A.
 
@@ -198,6 +202,11 @@ def compare(
         Called with the rounds of every finished chunk of either run.
     labels : (str, str), optional
         What to call A and B (default: their names, or A's name and the changes).
+    precision, quantities : optional
+        A :class:`~simkit.analysis.precision.Precision` instead of ``rounds``: A and B
+        are played in the same doubling blocks until every paired difference of
+        ``quantities(comparison)`` (``(name, difference, ci_low, ci_high)`` rows; default
+        every metric per combatant) meets it; the batches are those of the first block.
 
     Returns
     -------
@@ -229,8 +238,6 @@ def compare(
             f"{scenario_b.source}: compare needs the same combatant names in A and B; "
             f"only in A: {', '.join(only_a) or 'none'}; only in B: {', '.join(only_b) or 'none'}"
         )
-    rounds = scenario_a.rounds if rounds is None else rounds
-    batch = batch_size(rounds, batch_rounds)
     seq = seed_sequence(scenario_a.seed if rng is None else rng)
     seed = seed_value(seq)
     lock = Lock()
@@ -239,6 +246,22 @@ def compare(
         if progress is not None:
             with lock:
                 progress(n)
+
+    if precision is not None:
+        return _compare_to_precision(
+            scenario_a,
+            scenario_b,
+            label_a,
+            label_b,
+            precision,
+            seq,
+            batch_rounds,
+            count,
+            quantities or difference_quantities,
+            progress,
+        )
+    rounds = scenario_a.rounds if rounds is None else rounds
+    batch = batch_size(rounds, batch_rounds)
 
     # Batched runs are single-threaded; play A and B side by side (the kernels release the GIL).
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -250,6 +273,71 @@ def compare(
     result_a = Result.from_raw(scenario_a, seed, raw_a)
     result_b = Result.from_raw(scenario_b, seed, raw_b)
     return paired_comparison(result_a, raw_a, result_b, raw_b, label_a, label_b, batch)
+
+
+def difference_quantities(
+    comparison: Comparison, by: str = COMBATANT, metrics: Sequence[str] | None = None
+) -> list[tuple[str, float, float, float]]:
+    """The paired differences ``compare`` shows per ``by``: every metric (``metrics``
+    if given, a family's name meaning its members; else no ``acts_before.X`` /
+    ``actions_dist.k``), as ``(name, difference, ci_low, ci_high)``."""
+    from simkit.output.render import expand_metrics
+
+    chosen = expand_metrics("compare", comparison, metrics)
+    t = comparison.level_table(by)
+    prefix = "" if by == COMBATANT else f"{by}:"
+    out = []
+    for who, metric, diff, low, high in zip(
+        t[by], t.metric, t.difference, t.ci_low, t.ci_high, strict=True
+    ):
+        if (chosen is None and "." not in metric) or (chosen is not None and metric in chosen):
+            name = f"{prefix}{who}.{metric}" if who else metric
+            out.append((f"{name} (B - A)", float(diff), float(low), float(high)))
+    return out
+
+
+def _compare_to_precision(
+    scenario_a: Scenario,
+    scenario_b: Scenario,
+    label_a: str,
+    label_b: str,
+    precision: Any,
+    seq: np.random.SeedSequence,
+    batch_rounds: int,
+    count: Callable[[int], None],
+    quantities: Callable[[Comparison], list[Any]],
+    progress: Any,
+) -> Comparison:
+    """A and B in the same doubling blocks until every difference meets ``precision``."""
+    from simkit.analysis.precision import Stopping, _grow
+    from simkit.engine import play_blocks
+
+    totals = precision.totals([scenario_a, scenario_b])
+    batch = batch_size(totals[0], batch_rounds)
+    seed = seed_value(seq)
+    blocks = [
+        play_blocks(s, totals, seq, progress=count, batch_rounds=batch)
+        for s in (scenario_a, scenario_b)
+    ]
+    comparison = None
+    unmet: list[str] = []
+    played = total = 0
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for total in totals:
+            played += 1
+            _grow(progress, 2 * total)
+            raw_a, raw_b = pool.map(next, blocks)
+            result_a = Result.from_raw(scenario_a, seed, raw_a)
+            result_b = Result.from_raw(scenario_b, seed, raw_b)
+            comparison = paired_comparison(
+                result_a, raw_a, result_b, raw_b, label_a, label_b, batch
+            )
+            unmet = precision.unmet(quantities(comparison))
+            if not unmet:
+                break
+    assert comparison is not None
+    stopping = Stopping(precision, total, played, tuple(unmet))
+    return replace(comparison, stopping=stopping)
 
 
 def batch_size(rounds: int, batch_rounds: int = 4096) -> int:

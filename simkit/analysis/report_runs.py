@@ -436,6 +436,7 @@ def simulate_report(
                 rng=seq,
                 workers=workers,
                 progress=count,
+                max_rounds=rounds,  # the planned rounds: an undecided value says what it needs
             )
             grid = tuning.sweep
         else:

@@ -59,6 +59,8 @@ class Result:
     workers: int
     layout: Layout = field(repr=False, compare=False)
     sums: Sums = field(repr=False, compare=False)
+    # a run to a precision: how it stopped (simkit.analysis.precision.Stopping)
+    stopping: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_sums(

@@ -77,6 +77,8 @@ class SweepResult:
     table: pd.DataFrame
     elapsed_s: float
     results: tuple[Result, ...] = field(repr=False, compare=False)
+    # a sweep to a precision: how it stopped (simkit.analysis.precision.Stopping)
+    stopping: Any = field(default=None, repr=False, compare=False)
 
     @property
     def fields(self) -> list[str]:
@@ -187,6 +189,8 @@ def sweep(
     progress: Callable[[int], None] | None = None,
     scheduler: Any = None,
     pairs: Any = (),
+    precision: Any = None,
+    quantities: Any = None,
 ) -> SweepResult:
     """Run a scenario at every point of a grid of field values, with common random numbers.
 
@@ -211,6 +215,12 @@ def sweep(
     pairs :
         Extra cross sums to keep at every point (a function of the point's layout), for
         the intervals of ratios of two metrics (``simkit.tune``).
+    precision, quantities :
+        A :class:`~simkit.analysis.precision.Precision` instead of ``rounds``: every
+        point is played in the same doubling blocks until ``quantities`` (a function of
+        the points' results and their labels, ``"Wolf.readiness=3"``, giving ``(name,
+        mean, low, high)`` rows; default the metrics ``simkit sweep`` shows) all meet it;
+        every point has the same rounds.
 
     Raises
     ------
@@ -234,8 +244,62 @@ def sweep(
     scenarios = grid_scenarios(scenario, axes, label)
     seq = seed_sequence(scenario.seed if rng is None else rng)  # once: the same for every point
     start = time.perf_counter()
-    with connect(scheduler, workers) as client:  # None without a scheduler
+    if precision is not None:
+        from simkit.analysis import precision as _precision
+        from simkit.scenario.specs import cell
+
+        labels = [
+            ", ".join(f"{a.column}={cell(v)}" for a, v in zip(axes, values, strict=True))
+            for values in itertools.product(*(a.values for a in axes))
+        ]
+        chosen = quantities or _precision.points_quantities
         results = tuple(
+            _precision.runs_to_precision(
+                scenarios,
+                precision,
+                seq,
+                lambda rs: chosen(rs, labels),
+                workers=workers,
+                progress=progress,
+                pairs=pairs,
+            )
+        )
+        rounds = results[0].rounds
+    else:
+        results = _play(scenarios, rounds, seq, workers, progress, scheduler, pairs)
+    frames = []
+    for values, res in zip(itertools.product(*(a.values for a in axes)), results, strict=True):
+        t = res.table.copy()
+        for axis, value in reversed(list(zip(axes, values, strict=True))):
+            t.insert(0, axis.column, [value] * len(t))
+        frames.append(t)
+    table = pd.concat(frames, ignore_index=True)
+    table = table[[a.column for a in axes] + COLUMNS]
+    seed = seed_value(seq)
+    return SweepResult(
+        scenario,
+        tuple(axes),
+        rounds,
+        seed,
+        table,
+        time.perf_counter() - start,
+        results,
+        results[0].stopping,
+    )
+
+
+def _play(
+    scenarios: list[Scenario],
+    rounds: int,
+    seq: Any,
+    workers: int | None,
+    progress: Callable[[int], None] | None,
+    scheduler: Any,
+    pairs: Any,
+) -> tuple[Result, ...]:
+    """Every point played with ``rounds`` rounds and the same seed."""
+    with connect(scheduler, workers) as client:  # None without a scheduler
+        return tuple(
             run(
                 s,
                 rounds=rounds,
@@ -247,15 +311,3 @@ def sweep(
             )
             for s in scenarios
         )
-    frames = []
-    for values, res in zip(itertools.product(*(a.values for a in axes)), results, strict=True):
-        t = res.table.copy()
-        for axis, value in reversed(list(zip(axes, values, strict=True))):
-            t.insert(0, axis.column, [value] * len(t))
-        frames.append(t)
-    table = pd.concat(frames, ignore_index=True)
-    table = table[[a.column for a in axes] + COLUMNS]
-    seed = seed_value(seq)
-    return SweepResult(
-        scenario, tuple(axes), rounds, seed, table, time.perf_counter() - start, results
-    )

@@ -12,7 +12,12 @@ A *reference* names one number of a result:
 
 A *target* is a reference, or the ratio of two references, compared with a number:
 ``=`` (met where the 95% interval covers the number), ``>=`` or ``<=`` (met where the
-estimate is on that side).  The ratio of two references gets a delta-method interval
+estimate is on that side).  ``= 1 ± 0.05`` (or ASCII ``+- 0.05``, or relative ``± 5%``)
+gives ``=`` a tolerance and a decision at every point (:meth:`Target.decision`): *met*
+where the whole 95% interval lies inside the band ``[0.95, 1.05]``, *not met* where it
+lies wholly outside, *undecided* otherwise, with the rounds that would about decide it
+(:meth:`Target.more_rounds`: the half-width shrinks as one over the square root of the
+rounds).  The ratio of two references gets a delta-method interval
 from the cross sums the run keeps for exactly that pair; both must be plain counts or
 probabilities (not ratios themselves).
 """
@@ -35,10 +40,11 @@ from simkit.metrics import (
     source_estimate,
 )
 from simkit.scenario import Scenario, ScenarioError, shown, suggest
-from simkit.scenario.target_text import split_ratio, split_target
+from simkit.scenario.target_text import split_ratio, split_target, split_tolerance
 
 LEVEL_PREFIXES = {"group": GROUP, "side": SIDE}
 COMPARATORS = (">=", "<=", "=")
+MET, NOT_MET, UNDECIDED = "met", "not met", "undecided"
 
 
 @dataclass(frozen=True)
@@ -71,10 +77,64 @@ class Target:
     comparator: str
     value: float
     text: str
+    tolerance: float | None = None  # the band's half-width (absolute), with "="
+    tolerance_text: str = ""  # as written: "0.05" or "5%"
 
     @property
     def quantity(self) -> str:
         return str(self.numerator) + (f" / {self.denominator}" if self.denominator else "")
+
+    @property
+    def band(self) -> tuple[float, float] | None:
+        """The band ``value ± tolerance`` (None without a tolerance)."""
+        if self.tolerance is None:
+            return None
+        return self.value - self.tolerance, self.value + self.tolerance
+
+    @property
+    def wanted(self) -> str:
+        """``= 1 ± 0.05 (0.95 to 1.05)``, ``= 1``, ``>= 7``: the comparator and value."""
+        text = f"{self.comparator} {self.value:g}"
+        band = self.band
+        if band is not None:
+            text += f" ± {self.tolerance_text} ({band[0]:g} to {band[1]:g})"
+        return text
+
+    @property
+    def shown(self) -> str:
+        """The target in words: ``QUANTITY = 1 ± 0.05 (0.95 to 1.05)``."""
+        return f"{self.quantity} {self.wanted}"
+
+    def decision(self, e: Estimate) -> str:
+        """With a tolerance: ``met`` (the whole interval inside the band), ``not met``
+        (wholly outside) or ``undecided``.  Without one: ``met`` or ``not met`` as
+        :meth:`met` says."""
+        band = self.band
+        if band is None:
+            return MET if self.met(e) else NOT_MET
+        if e.mean != e.mean:
+            return UNDECIDED
+        low, high = band
+        if low <= e.ci_low and e.ci_high <= high:
+            return MET
+        if e.ci_high < low or e.ci_low > high:
+            return NOT_MET
+        return UNDECIDED
+
+    def more_rounds(self, e: Estimate, rounds: int) -> float:
+        """About how many more rounds (beyond ``rounds``) an undecided point needs: the
+        half-width ``h`` shrinks as ``1 / sqrt(rounds)``, and the decision needs it below
+        the distance ``d`` from the estimate to the nearer edge of the band, so
+        ``rounds * (h / d)**2 - rounds``.  0 for a decided point; infinity for an
+        estimate on an edge (or without a value)."""
+        band = self.band
+        if band is None or self.decision(e) != UNDECIDED:
+            return 0.0
+        d = min(abs(e.mean - band[0]), abs(e.mean - band[1]))
+        h = max(e.mean - e.ci_low, e.ci_high - e.mean)
+        if not d > 0 or h != h:
+            return float("inf")
+        return max(1.0, rounds * (h / d) ** 2 - rounds)
 
     def pairs(self, layout: Layout) -> tuple[tuple[int, int], ...]:
         """The cross sum the ratio's interval needs (none for a single reference)."""
@@ -151,10 +211,38 @@ def parse_ref(scenario: Scenario, text: str, metrics: list[str], origin: str) ->
     return Ref(level, name, m)
 
 
+def read_tolerance(text: str, value: float, origin: str) -> float:
+    """A tolerance's text, ``0.05`` (absolute) or ``5%`` (of ``value``), as the band's
+    absolute half-width; ScenarioError naming ``origin`` if it is not a number >= 0 (or a
+    percentage of a target value of 0)."""
+    relative = text.endswith("%")
+    number = text[:-1].strip() if relative else text
+    try:
+        tolerance = parse_number(number)
+    except ValueError:
+        tolerance = float("nan")
+    if not (tolerance >= 0 and tolerance != float("inf")):
+        raise ScenarioError(
+            f"{origin}: tolerance {shown(text)} is not a number >= 0; write e.g. '± 0.05' "
+            "(or '+- 0.05') or '± 5%'"
+        )
+    if relative:
+        if value == 0:
+            raise ScenarioError(f"{origin}: a relative tolerance needs a target value other than 0")
+        tolerance = abs(value) * tolerance / 100
+    return tolerance
+
+
 def parse_target(
-    scenario: Scenario, text: str, available: dict[str, list[str]], label: str = "--target"
+    scenario: Scenario,
+    text: str,
+    available: dict[str, list[str]],
+    label: str = "--target",
+    tolerance: str | None = None,
+    tolerance_label: str = "--tolerance",
 ) -> Target:
-    """``'side:monsters.actions / side:party.actions = 1'`` -> Target.
+    """``'side:monsters.actions / side:party.actions = 1'`` -> Target; ``= 1 ± 0.05``
+    (``+-``, ``± 5%``) or ``tolerance`` (``"0.05"``, ``"5%"``) give it a tolerance.
 
     ``available`` maps a level to its metric names (``metric_slots`` of the layout)."""
     origin = f"{label} {shown(text)}"
@@ -162,14 +250,31 @@ def parse_target(
     if m is None:
         raise ScenarioError(
             f"{origin}: expected REF OP VALUE or REF / REF OP VALUE with OP one of =, >=, <=, "
-            "e.g. 'side:monsters.actions / side:party.actions = 1'"
+            "e.g. 'side:monsters.actions / side:party.actions = 1' (or '= 1 ± 0.05')"
         )
+    value_text, tolerance_text = split_tolerance(m[2])
     try:
-        value = parse_number(m[2].strip())  # ASCII digits only (simkit.digits)
+        value = parse_number(value_text)  # ASCII digits only (simkit.digits)
     except ValueError:
-        raise ScenarioError(f"{origin}: {shown(m[2].strip())} is not a number") from None
+        raise ScenarioError(f"{origin}: {shown(value_text)} is not a number") from None
     if value != value or value in (float("inf"), float("-inf")):
         raise ScenarioError(f"{origin}: the target value must be a finite number")
+    if tolerance is not None:
+        if tolerance_text is not None:
+            raise ScenarioError(
+                f"{tolerance_label}: the target {shown(text)} gives a tolerance already; "
+                "give it once"
+            )
+        tolerance_text = tolerance.strip()
+        origin = f"{tolerance_label} {shown(tolerance)}"
+    band = None
+    if tolerance_text is not None:
+        if m[1] != "=":
+            raise ScenarioError(
+                f"{origin}: a tolerance goes with '=' (REF = 1 ± 0.05), not with '{m[1]}'"
+            )
+        band = read_tolerance(tolerance_text, value, origin)
+        origin = f"{label} {shown(text)}"
     lhs = m[0]
     parts = split_ratio(lhs)
     if len(parts) > 2:
@@ -192,4 +297,7 @@ def parse_target(
                     f"{origin}: {r} is itself a ratio; a target may divide two counts or "
                     "probabilities (e.g. side:a.actions / side:b.actions)"
                 )
-    return Target(num, den, m[1], value, text.strip())
+    if band is None:
+        return Target(num, den, m[1], value, text.strip())
+    shown_text = text.strip() if tolerance is None else f"{text.strip()} ± {tolerance_text}"
+    return Target(num, den, m[1], value, shown_text, band, tolerance_text)

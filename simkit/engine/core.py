@@ -216,12 +216,16 @@ def _simulate_batches(
     seq: np.random.SeedSequence,
     batch_rounds: int,
     progress: Callable[[int], None] | None,
+    start_chunk: int = 0,
 ) -> RawRun:
-    """Single-threaded run that keeps per-batch sums (round streams make them paired)."""
+    """Single-threaded run that keeps per-batch sums (round streams make them paired);
+    ``start_chunk``: play chunks ``start_chunk ..`` of ``sizes`` only."""
     start = time.perf_counter()
     total = job.layout.new_sums()
     batches: list[Sums] = []
     for k, size in enumerate(sizes):
+        if k < start_chunk:
+            continue
         key = chunk_state(seq, k)
         carry = 0
         for first in range(0, size, batch_rounds):
@@ -233,3 +237,79 @@ def _simulate_batches(
         if progress:
             progress(size)
     return RawRun(job.layout, total, time.perf_counter() - start, 1, batches)
+
+
+# --------------------------------------------------------------------------- blocks
+def block_totals(first: int, max_rounds: int) -> list[int]:
+    """The round totals after each block of a run to a precision: ``first`` (one chunk),
+    then doubling (``2 * first``, ``4 * first`` ...), the last one ``max_rounds``."""
+    totals = []
+    total = first
+    while total < max_rounds:
+        totals.append(total)
+        total *= 2
+    totals.append(max_rounds)
+    return totals
+
+
+def _copy(sums: Sums) -> Sums:
+    return Sums(sums.s1.copy(), sums.s2.copy(), sums.sl.copy(), sums.sx.copy(), sums.tot.copy())
+
+
+def play_blocks(
+    scenario: Scenario,
+    totals: list[int],
+    seq: np.random.SeedSequence,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    batch_rounds: int | None = None,
+    pairs: Pairs = (),
+) -> Iterator[RawRun]:
+    """Play ``scenario`` in blocks: after each block, the run of ``totals[b]`` rounds.
+
+    Every block but the last ends on a chunk boundary (``totals`` from
+    :func:`block_totals` with ``first = chunk_rounds(scenario)``), so block ``b`` plays
+    chunks ``totals[b-1] / chunk`` onwards, each from its own key as ever: the RawRun
+    after a block equals ``simulate(scenario, totals[b], seq, ...)`` bit for bit, and
+    stopping after any block never changes what a round draws.  With ``batch_rounds``
+    the batches are kept as :func:`simulate` keeps them (single-threaded)."""
+    workers = workers or default_workers()
+    size = chunk_rounds(scenario)
+    job = prepare(scenario, pairs)
+    total = job.layout.new_sums()
+    batches: list[Sums] = []
+    start = time.perf_counter()
+    done = 0
+    for end in totals:
+        if done % size:
+            raise ValueError(f"a block must start on a chunk boundary, got round {done}")
+        sizes = chunk_sizes(end, size)
+        first = done // size
+        if batch_rounds:
+            raw = _simulate_batches(job, sizes, seq, batch_rounds, progress, start_chunk=first)
+            total.add(raw.sums)
+            batches += raw.batches or []
+        else:
+
+            def play(k: int, first: int = first, sizes: list[int] = sizes) -> Sums:
+                return job.play(chunk_state(seq, first + k), sizes[first + k])
+
+            todo = list(range(len(sizes) - first))
+            if workers == 1 or len(todo) == 1:
+                for k in todo:
+                    total.add(play(k))
+                    if progress:
+                        progress(sizes[first + k])
+            else:
+                for sums, n in _parallel(play, sizes[first:], workers):
+                    total.add(sums)
+                    if progress:
+                        progress(n)
+        done = end
+        yield RawRun(
+            job.layout,
+            _copy(total),
+            time.perf_counter() - start,
+            1 if batch_rounds else workers,
+            list(batches) if batch_rounds else None,
+        )

@@ -181,10 +181,11 @@ def tuning_html(tuning: Any) -> str:
                 *(str(v) for v in p.values),
                 p.actual,
                 format_estimate(unit, p.estimate.mean, p.estimate.se),
-                "✓" if p.met else "",
+                p.decision if tuning.target.band is not None else ("✓" if p.met else ""),
             ]
         )
-    header = [*tuning.fields, "values as played", tuning.target.quantity, "meets it"]
-    text = html.escape(tuning.target.text)
+    decided = "decision" if tuning.target.band is not None else "meets it"
+    header = [*tuning.fields, "values as played", tuning.target.quantity, decided]
+    text = html.escape(tuning.target.shown)
     table = table_html(header, rows, len(tuning.fields) + 1)
     return f"{STYLE}<div><b>Target:</b> {text}{table}<p>{html.escape(tuning.answer)}</p></div>"

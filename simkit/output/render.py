@@ -14,7 +14,10 @@ and every format is drawn from those rows the same way:
 
 The kinds are ``run``, ``sweep``, ``compare``, ``tune`` and ``trace`` (the results of
 the commands of those names), ``side_by_side`` (``compare`` of three or more files,
-``SideBySide``) and ``dominance`` (``run --dominance``, ``Dominance``).  A metric
+``SideBySide``) and ``dominance`` (``run --dominance``, ``Dominance``).  A result
+played to a precision (``stopping``) adds its stopping line to the table and the notes,
+and ``precision`` (what was asked, the rounds used, what did not meet it) to the
+parameters.  A metric
 family's name in ``metrics`` (``acts_before``) means every member of it
 (``acts_before.X`` for every other combatant).  An unknown kind or format is a
 ``ValueError`` here, and nowhere else.  Nothing here simulates; the results are read
@@ -142,9 +145,12 @@ def _tune(tuning: Any, view: View) -> Tidy:
             "scenario": tuning.scenario.name,
             "system": tuning.scenario.system,
             "target": tuning.target.text,
+            "tolerance": tuning.target.tolerance,
+            "band": list(tuning.target.band) if tuning.target.band else None,
             "fields": list(tuning.fields),
             "rounds": tuning.sweep.rounds,
             "seed": tuning.sweep.seed,
+            "finer": list(tuning.finer),
         },
         columns,
         rows,
@@ -387,6 +393,15 @@ def render(
     that is not in the result."""
     check(kind, fmt)
     view = View(by, expand_metrics(kind, result, metrics), width, all_metrics)
+    stopping = getattr(result, "stopping", None)
     if fmt == "table":
-        return _table(kind, result, view)
-    return WRITERS[fmt](TIDY[kind](result, view))
+        text = _table(kind, result, view)
+        if stopping is not None and kind != "tune":  # tune's answer says it
+            text += "\n" + "\n".join(terminal.fit([stopping.line()], view.width))
+        return text
+    tidy_rows = TIDY[kind](result, view)
+    if stopping is not None:
+        tidy_rows.parameters["precision"] = stopping.parameters()
+        if kind != "tune":
+            tidy_rows.notes.append(stopping.line())
+    return WRITERS[fmt](tidy_rows)

@@ -273,9 +273,10 @@ def sweep_table(
     return "\n".join(fit(lines, width))
 
 
-def tuning_table(tuning: Any, *, width: int = WIDTH) -> str:
+def tuning_table(tuning: Any, *, width: int = WIDTH, heading: bool = True) -> str:
     """The table ``simkit tune`` prints: the target quantity at every grid point, whether
-    it is met, then the answer in words."""
+    it is met (with a tolerance: met, not met or undecided, and the rounds of a point
+    given more to decide it), then the answer in words, then each refinement's table."""
     from simkit.scenario.specs import cell as cell_text
 
     target = tuning.target
@@ -285,21 +286,32 @@ def tuning_table(tuning: Any, *, width: int = WIDTH) -> str:
         for p in tuning.points
     ]
     unit = target.numerator.metric if not target.denominator else "actions"
+    rounds = tuning.sweep.rounds
+    extended = any(p.rounds != rounds for p in tuning.points)
+    tolerance = target.band is not None
     body = [
         [
             format_estimate(unit, p.estimate.mean, p.estimate.se),
-            "met" if p.met else "",
+            p.decision if tolerance else ("met" if p.met else ""),
             "clearly" if p.clearly and target.comparator != "=" else "",
         ]
+        + ([f"{p.rounds:,}"] if extended else [])
         for p in tuning.points
     ]
-    lines = [f"target: {target.text}"]
-    lines += grid(keys, key_rows, [target.quantity, "met", ""], body, width)
+    header = [target.quantity, "decision" if tolerance else "met", ""]
+    header += ["rounds"] if extended else []
+    lines = [f"target: {target.shown}"] if heading else []
+    lines += grid(keys, key_rows, header, body, width)
     lines += ["", tuning.answer]
     lines.append(
-        f"{len(tuning.points)} points x {tuning.sweep.rounds:,} rounds, seed {tuning.sweep.seed} "
-        "(the same dice at every point); ± is the 95% interval half-width"
+        f"{len(tuning.points)} points x {rounds:,} rounds, seed {tuning.sweep.seed} "
+        "(the same dice at every point)"
+        + ("; more rounds where they decide the answer (column rounds)" if extended else "")
+        + "; ± is the 95% interval half-width"
     )
+    for r in getattr(tuning, "refined", ()):
+        lines += ["", f"refine: {r.fixed}"]
+        lines.append(tuning_table(r.tuning, width=width, heading=False))
     return "\n".join(fit(lines, width))
 
 

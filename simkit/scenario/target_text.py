@@ -32,6 +32,20 @@ def split_target(text: str) -> tuple[str, str, str] | None:
     return lhs, op, value
 
 
+TOLERANCE_SIGNS = ("±", "+-")
+
+
+def split_tolerance(value: str) -> tuple[str, str | None]:
+    """``' 1 ± 0.05'`` -> ``('1', '0.05')``, ``'1 +- 5%'`` -> ``('1', '5%')``, ``'1'`` ->
+    ``('1', None)``: the value and the tolerance's text after ``±`` (or ASCII ``+-``),
+    both stripped."""
+    for sign in TOLERANCE_SIGNS:
+        head, found, tail = value.partition(sign)
+        if found:
+            return head.strip(), tail.strip()
+    return value.strip(), None
+
+
 def split_ratio(lhs: str) -> list[str]:
     """``'a / b'`` -> ``['a', 'b']``: split at each ``/`` with white space on both sides
     (``side:a/b`` stays one part); the parts are stripped."""

@@ -207,6 +207,10 @@ class Rules(Protocol):
     fields: Mapping[str, Field]  # its combatant fields (COMMON_FIELDS come on top)
     rules: Mapping[str, Field]  # its [rules]
     main_field: str  # the initiative stat a report sweeps ("readiness", "rating", ...)
+    # finer knobs of a combatant: for an integer field, the fields that move the same
+    # combatant's speed by less than one step of it (readiness: advantage); ``tune``
+    # names them when a target lies between two values and ``--refine`` tunes them
+    finer: Mapping[str, tuple[str, ...]]
     policies: tuple[str, ...]  # the policy fields (hold, defend, ...)
     counts: tuple[str, ...]  # per-combatant counts its kernels fill (metric registry names)
     scenario_counts: tuple[str, ...]  # scenario-wide counts
@@ -338,6 +342,7 @@ class RulesBase:
     fields: Mapping[str, Field] = {}
     rules: Mapping[str, Field] = {}
     main_field = ""
+    finer: Mapping[str, tuple[str, ...]] = {}
     policies: tuple[str, ...] = ()
     counts: tuple[str, ...] = ()
     scenario_counts: tuple[str, ...] = ()

@@ -47,20 +47,19 @@ def tune_figure(tuning: Any) -> Figure:
             if p.met:
                 ax.plot([x], [p.estimate.mean], "o", ms=11, mfc="none", mec=OKABE_ITO[2], mew=2)
         ax.axhline(target.value, color=OKABE_ITO[4], ls="--", lw=1.2)
+        band = target.band
+        if band is not None:
+            ax.axhspan(band[0], band[1], color=OKABE_ITO[4], alpha=0.12, lw=0)
         ax.set_xticks(xs, labels)
         label_x(ax, xtitle)
         label_y(ax, target.quantity)
-        ax.legend(
-            handles=[
-                Line2D([], [], color=colour, marker="o", label="estimate"),
-                band_handle(),
-                Line2D(
-                    [],
-                    [],
-                    color=OKABE_ITO[4],
-                    ls="--",
-                    label=f"target {target.comparator} {target.value:g}",
-                ),
+        handles = [
+            Line2D([], [], color=colour, marker="o", label="estimate"),
+            band_handle(),
+            Line2D([], [], color=OKABE_ITO[4], ls="--", label=f"target {target.wanted}"),
+        ]
+        if any(p.met for p in points):  # the marker is explained only where it is drawn
+            handles.append(
                 Line2D(
                     [],
                     [],
@@ -71,8 +70,10 @@ def tune_figure(tuning: Any) -> Figure:
                     mec=OKABE_ITO[2],
                     mew=2,
                     label="meets the target",
-                ),
-            ],
+                )
+            )
+        ax.legend(
+            handles=handles,
             fontsize=FONT - 1,
             loc="best",
             frameon=False,

@@ -40,6 +40,7 @@ class Readiness(SystemBase):
     fields = FIELDS
     rules = RULES
     main_field = "readiness"
+    finer = {"readiness": ("advantage",)}  # R2: pips before the round, finer than a die
     policies = ("hold", "defend", "guard")
     counts = COUNTS
     scenario_counts = SCENARIO_COUNTS

@@ -24,6 +24,8 @@ class Vtm(VtmPresentation, SystemBase):
     fields = FIELDS
     rules = RULES
     main_field = "rating"
+    # V7: wound_penalty is taken from the initiative total, one point at a time
+    finer = {part: ("wound_penalty",) for part in ("rating", "dexterity", "wits")}
     policies = ("delay", "abort")
     counts = kernel.COUNTS
     scenario_counts = kernel.SCENARIO_COUNTS
