@@ -24,6 +24,7 @@ from typing import Any
 from simkit import digits
 from simkit.analysis import compare as _compare
 from simkit.analysis import report_runs as _report
+from simkit.analysis import sensitivity as _sensitivity
 from simkit.analysis import sweep as _sweep
 from simkit.analysis import trace as _trace
 from simkit.analysis import tune as _tune
@@ -31,6 +32,7 @@ from simkit.analysis.compare import Comparison, Dominance, SideBySide
 from simkit.analysis.result import Result
 from simkit.analysis.run import as_scenario
 from simkit.analysis.run import run as _run
+from simkit.analysis.sensitivity import Sensitivity
 from simkit.analysis.sweep import SweepResult
 from simkit.analysis.targets import Target, parse_target
 from simkit.analysis.trace import Trace
@@ -64,6 +66,7 @@ __all__ = [
     "Result",
     "Scheduler",
     "SchedulerError",
+    "Sensitivity",
     "SideBySide",
     "SweepResult",
     "Trace",
@@ -84,6 +87,7 @@ __all__ = [
     "report",
     "report_rounds",
     "run",
+    "sensitivity",
     "sweep",
     "trace",
     "tune",
@@ -534,6 +538,33 @@ def trace(
     seed = scenario.seed if seed is None else check_seed(seed)
     fixed = dict(dice) if isinstance(dice, Mapping) else read_dice(scenario, dice)
     return _trace.trace(scenario, rounds, seed, fixed)
+
+
+def sensitivity(
+    scenario_or_path: Scenario | str | Path,
+    rounds: int | None = None,
+    rng: RngLike = None,
+    *,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Sensitivity:
+    """What moves the balance most: every combatant's main stat (a ``count`` group as
+    one) one point up and down, and every alternative of every rule, each played on the
+    dice of the scenario as written (common random numbers), the paired change in each
+    side's action economy with its 95% interval, knobs ranked by size
+    (:class:`~simkit.analysis.sensitivity.Sensitivity`: ``.table``, ``.answer``,
+    ``.plot()``); see :func:`simkit.analysis.sensitivity.sensitivity`."""
+    scenario = as_scenario(scenario_or_path)
+    return _sensitivity.sensitivity(
+        scenario, _rounds(rounds), _rng(rng), workers=workers, progress=progress
+    )
+
+
+def sensitivity_rounds(scenario: Scenario, rounds: int | None) -> int:
+    """Total rounds ``sensitivity`` plays (as written and every variant), for a
+    progress bar; ``rounds`` checked."""
+    rounds = scenario.rounds if rounds is None else check_rounds(rounds)
+    return _sensitivity.total_rounds(scenario, rounds)
 
 
 def bench(rounds: int | None = None, workers: int | None = None) -> int:

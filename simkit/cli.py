@@ -50,6 +50,7 @@ examples:
   simkit trace scenarios/worked_example_readiness.toml --dice 'A=6,6,2' --dice 'B=6,6,5'
   simkit sweep scenarios/party_vs_wolves.toml --vary 'Wolf.readiness=+0..+2'
   simkit compare scenarios/party_vs_wolves.toml --set 'Gunnar.hold=never'
+  simkit sensitivity scenarios/boss_fight.toml --rounds 200000
   simkit convert scenarios/party_vs_wolves.toml --to vtm --out party_vtm.toml
   simkit compare scenarios/party_vs_wolves.toml party_vtm.toml party_perception.toml
   simkit report scenarios/party_vs_wolves.toml --out reports/party_vs_wolves
@@ -346,6 +347,27 @@ def build_parser() -> _Parser:
     p.add_argument("--out", metavar="DIR", help="also write DIR/compare.csv")
     _add_view(p)
     p.set_defaults(handler=_cmd_compare)
+
+    p = sub.add_parser(
+        "sensitivity",
+        help="which knob moves the balance most: each stat +-1, each rule variant",
+        description="Play the scenario as written and, one at a time, each combatant's main "
+        "stat (a count group as one) one point up and one point down, and each other value "
+        "of each rule, all on the same dice (common random numbers); print the paired change "
+        "in each side's action economy with its 95% interval, the knobs ranked by size, "
+        "after one sentence naming the knob the balance moves most with.  A change beyond a "
+        "field's bounds is skipped and said.",
+    )
+    p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
+    _add_common(p, rounds="rounds of each run (default: the scenario's)")
+    p.add_argument("--out", metavar="DIR", help="also write DIR/sensitivity.csv")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="table (default), or csv, md, json for piping",
+    )
+    p.set_defaults(handler=_cmd_sensitivity)
 
     p = sub.add_parser(
         "convert",
@@ -807,6 +829,19 @@ def _cmd_tune(args: argparse.Namespace) -> int:
             scheduler=_scheduler(args),
         )
     return _finish(_render("tune", tuning, args), out, tuning.files)
+
+
+def _cmd_sensitivity(args: argparse.Namespace) -> int:
+    from simkit import api
+
+    scenario = validate(args.scenario)
+    out = _out_dir(args.out)
+    total = api.sensitivity_rounds(scenario, args.rounds)
+    with _progress(total) as bar:
+        result = api.sensitivity(
+            scenario, rounds=args.rounds, rng=args.seed, workers=args.workers, progress=bar
+        )
+    return _finish(_render("sensitivity", result, args), out, result.files)
 
 
 def _compare_many(args: argparse.Namespace, paths: list[str]) -> int:
