@@ -17,7 +17,7 @@ simulated.  The analysis layer below trusts what it is given.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -545,6 +545,7 @@ def sensitivity(
     rounds: int | None = None,
     rng: RngLike = None,
     *,
+    objective: str | Sequence[str] | None = None,
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> Sensitivity:
@@ -553,11 +554,48 @@ def sensitivity(
     dice of the scenario as written (common random numbers), the paired change in each
     side's action economy with its 95% interval, knobs ranked by size
     (:class:`~simkit.analysis.sensitivity.Sensitivity`: ``.table``, ``.answer``,
-    ``.plot()``); see :func:`simkit.analysis.sensitivity.sensitivity`."""
+    ``.plot()``); see :func:`simkit.analysis.sensitivity.sensitivity`.  ``objective``
+    (one or several, ``"side:party.actions - 0.5*side:party.hasty_only"``) measures the
+    change in those instead of each side's action economy."""
     scenario = as_scenario(scenario_or_path)
+    measures = read_objectives(scenario, objective)
     return _sensitivity.sensitivity(
-        scenario, _rounds(rounds), _rng(rng), workers=workers, progress=progress
+        scenario,
+        _rounds(rounds),
+        _rng(rng),
+        measures=measures,
+        workers=workers,
+        progress=progress,
     )
+
+
+def read_objectives(
+    scenario: Scenario, objective: str | Sequence[str] | None, label: str = "objective"
+) -> list[Any] | None:
+    """Objectives (``analysis.objectives``) checked against ``scenario``, as the
+    measures of a sensitivity; None for the default (each side's action economy)."""
+    if objective is None:
+        return None
+    from simkit.analysis.objectives import parse_objective
+
+    texts = [objective] if isinstance(objective, str) else list(objective)
+    if not texts:
+        raise ArgumentError(f"{label}: give at least one objective, or none for the default")
+    available = available_metrics_by_level(scenario)
+    measures = [
+        _sensitivity.objective_measure(parse_objective(t, scenario, available, label))
+        for t in texts
+    ]
+    labels = [m.label for m in measures]
+    for k, text in enumerate(labels):
+        if text in labels[:k]:
+            raise ArgumentError(f"{label}: {text!r} given twice")
+    if len(measures) == 1:
+        return [replace(measures[0], header="objective", words="the objective")]
+    return [
+        replace(m, header=f"objective {k + 1}", words=f"objective {k + 1}")
+        for k, m in enumerate(measures)
+    ]
 
 
 def sensitivity_rounds(scenario: Scenario, rounds: int | None) -> int:

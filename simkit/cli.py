@@ -360,6 +360,14 @@ def build_parser() -> _Parser:
     )
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
     _add_common(p, rounds="rounds of each run (default: the scenario's)")
+    p.add_argument(
+        "--objective",
+        action="append",
+        metavar="EXPR",
+        help="measure the change in this instead of each side's action economy: references "
+        "joined by + or -, each with an optional coefficient, e.g. "
+        "'side:party.actions - 0.5*side:party.hasty_only'; repeatable",
+    )
     p.add_argument("--out", metavar="DIR", help="also write DIR/sensitivity.csv")
     p.add_argument(
         "--format",
@@ -836,10 +844,16 @@ def _cmd_sensitivity(args: argparse.Namespace) -> int:
 
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
+    api.read_objectives(scenario, args.objective, "--objective")  # before anything runs
     total = api.sensitivity_rounds(scenario, args.rounds)
     with _progress(total) as bar:
         result = api.sensitivity(
-            scenario, rounds=args.rounds, rng=args.seed, workers=args.workers, progress=bar
+            scenario,
+            rounds=args.rounds,
+            rng=args.seed,
+            objective=args.objective,
+            workers=args.workers,
+            progress=bar,
         )
     return _finish(_render("sensitivity", result, args), out, result.files)
 

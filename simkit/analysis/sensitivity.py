@@ -102,6 +102,12 @@ def default_measures(scenario: Scenario) -> tuple[Measure, ...]:
     )
 
 
+def objective_measure(objective: Any) -> Measure:
+    """An objective (``analysis.objectives.Objective``, ``--objective``) as a measure."""
+    parts = tuple((t.coefficient, t.ref.level, t.ref.name, t.ref.metric) for t in objective.terms)
+    return Measure(objective.text, objective.text, parts)
+
+
 Terms = dict[str, tuple[float, np.ndarray]]  # measure label -> (value, per-batch terms)
 
 

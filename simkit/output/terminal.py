@@ -424,11 +424,10 @@ def sensitivity_table(s: Any, *, width: int = WIDTH) -> str:
             ]
         )
         body.append([by.get(m.label, "") for m in measures])
-    what = (
-        "each side's action economy"
-        if all(m.header for m in measures)
-        else ", ".join(m.label for m in measures)
-    )
+    if all(m.header == m.label.partition(":")[2].partition(".")[0] for m in measures):
+        what = "each side's action economy"
+    else:
+        what = "; ".join(f"{m.column} = {m.label}" if m.header else m.label for m in measures)
     lines.append(f"Change in {what} (variant minus as written, ± paired 95%):")
     lines += grid(
         ["rank", "knob", "change"], key_rows, [cut(m.column, 24) for m in measures], body, width
