@@ -203,7 +203,8 @@ def _stat_variant(
     try:
         variant = with_changes(scenario, combatants=changes)
     except ScenarioError as exc:
-        return f"{who}.{'/'.join(sorted(fields))} {step:+d} skipped: {_first_line(exc)}"
+        why = _first_line(exc, scenario.source)
+        return f"{who}.{'/'.join(sorted(fields))} {step:+d} skipped: {why}"
     stats = sorted({int(system.stat(c.params)) for c in members})
     field_name = system.main_field if len(fields) > 1 else fields.pop()
     changed = _stats([v + step for v in stats])
@@ -214,9 +215,11 @@ def _stats(values: list[int]) -> Any:
     return values[0] if len(values) == 1 else "/".join(str(v) for v in values)
 
 
-def _first_line(exc: Exception) -> str:
+def _first_line(exc: Exception, source: str = "") -> str:
+    """A scenario error on one line, without the file name in front."""
     lines = str(exc).split("\n")
-    return " ".join(x.strip() for x in lines if x.strip())
+    text = " ".join(x.strip() for x in lines if x.strip())
+    return text.removeprefix(f"{source}: ") if source else text
 
 
 def _units(scenario: Scenario) -> list[tuple[str, list[Combatant]]]:
@@ -256,7 +259,8 @@ def plan(scenario: Scenario) -> Plan:
             try:
                 changed = with_changes(scenario, rules={rule: value})
             except ScenarioError as exc:
-                skipped.append(f"rules.{rule}={_text(value)} skipped: {_first_line(exc)}")
+                why = _first_line(exc, scenario.source)
+                skipped.append(f"rules.{rule}={_text(value)} skipped: {why}")
                 continue
             variants.append(Variant(RULE, "rules", rule, current, value, 0, changed))
     return Plan(scenario, tuple(variants), tuple(skipped))
@@ -310,6 +314,11 @@ class Sensitivity:
     def detectable(self, row: Any) -> bool:
         """True if a row's paired 95% interval excludes 0."""
         return bool(row.ci_low > 0 or row.ci_high < 0)
+
+    @property
+    def economy(self) -> bool:
+        """True if the measures are each side's action economy (the default)."""
+        return all(m.label == f"side:{m.header}.{ECONOMY}" for m in self.measures)
 
     @property
     def answer(self) -> str:
@@ -391,6 +400,9 @@ def answer_sentence(s: Sensitivity) -> str:
     if s.table.empty:
         return "Nothing to vary: no stat can move by a point and no rule has an alternative."
     found = [k for k in s.knobs if s.detectable(s.headline(k))]
+    if (s.table.difference == 0).all() and (s.table.se_paired == 0).all():
+        what = "any side's action economy" if s.economy else "the objective"
+        return f"No knob changes {what} here: every change is exactly 0, batch by batch."
     if not found:
         return (
             f"No knob moves the balance detectably in {s.rounds:,} rounds: every paired 95% "

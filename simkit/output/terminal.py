@@ -407,9 +407,8 @@ def sensitivity_table(s: Any, *, width: int = WIDTH) -> str:
     for r in s.table.itertuples(index=False):
         key = (r.knob, r.changed_to)
         half = s.t_paired * r.se_paired
-        cells.setdefault(key, [r, {}])[1][r.measure] = format_difference(
-            "action_economy", r.difference, half
-        )
+        text = format_difference("action_economy", r.difference, half)
+        cells.setdefault(key, [r, {}])[1][r.measure] = "0 exactly" if text == "+0" else text
     key_rows, body = [], []
     last = None
     for (knob, _), (r, by) in cells.items():
@@ -424,7 +423,7 @@ def sensitivity_table(s: Any, *, width: int = WIDTH) -> str:
             ]
         )
         body.append([by.get(m.label, "") for m in measures])
-    if all(m.header == m.label.partition(":")[2].partition(".")[0] for m in measures):
+    if s.economy:
         what = "each side's action economy"
     else:
         what = "; ".join(f"{m.column} = {m.label}" if m.header else m.label for m in measures)
