@@ -55,7 +55,7 @@ from simkit.output.plots.report_panels import (
     stacked_figure,
 )
 from simkit.output.plots.target_curve import tune_figure
-from simkit.output.plots.tornado import tornado_figure
+from simkit.output.plots.tornado import top_measure, tornado_figure
 
 __all__ = [
     "CI_LABEL",
@@ -88,6 +88,7 @@ __all__ = [
     "side_handles",
     "stacked_figure",
     "sweep_figure",
+    "top_measure",
     "tornado_figure",
     "tune_figure",
 ]

@@ -58,7 +58,9 @@ def tornado_figure(s: Any, measure: str | None = None) -> Figure:
         rows = t[t.knob == knob]
         first = rows.iloc[0]
         if first.kind == "stat":
-            names.append(cut(f"{first.who} {first.field}", 40))
+            size = len(s.scenario.members(first.who)) if first.who in s.scenario.groups else 1
+            who = f"{first.who} ×{size}" if size > 1 else first.who
+            names.append(cut(f"{who} {first.field}", 40))
             colour = colours.get(first.who, INK)
         else:
             names.append(cut(f"rules.{first.field} = {first.changed_to}", 40))
