@@ -561,7 +561,7 @@ def sensitivity(
     measures = read_objectives(scenario, objective)
     return _sensitivity.sensitivity(
         scenario,
-        _rounds(rounds),
+        _paired_rounds(scenario, rounds),
         _rng(rng),
         measures=measures,
         workers=workers,
@@ -598,11 +598,18 @@ def read_objectives(
     ]
 
 
-def sensitivity_rounds(scenario: Scenario, rounds: int | None) -> int:
+def _paired_rounds(scenario: Scenario, rounds: Any, label: str = "rounds") -> int:
+    """Rounds of paired runs: at least 2 (two batches for a paired interval)."""
+    rounds = scenario.rounds if rounds is None else check_rounds(rounds, label)
+    if rounds < 2:
+        raise ArgumentError(f"{label}: paired runs need at least 2 rounds, got {rounds}")
+    return rounds
+
+
+def sensitivity_rounds(scenario: Scenario, rounds: int | None, label: str = "rounds") -> int:
     """Total rounds ``sensitivity`` plays (as written and every variant), for a
     progress bar; ``rounds`` checked."""
-    rounds = scenario.rounds if rounds is None else check_rounds(rounds)
-    return _sensitivity.total_rounds(scenario, rounds)
+    return _sensitivity.total_rounds(scenario, _paired_rounds(scenario, rounds, label))
 
 
 def bench(rounds: int | None = None, workers: int | None = None) -> int:

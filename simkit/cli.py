@@ -845,7 +845,7 @@ def _cmd_sensitivity(args: argparse.Namespace) -> int:
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
     api.read_objectives(scenario, args.objective, "--objective")  # before anything runs
-    total = api.sensitivity_rounds(scenario, args.rounds)
+    total = api.sensitivity_rounds(scenario, args.rounds, "--rounds")
     with _progress(total) as bar:
         result = api.sensitivity(
             scenario,

@@ -229,6 +229,7 @@ def test_every_format_and_the_table_fits_100_columns(played):
     ("args", "words"),
     [
         (["--rounds", "0"], "--rounds: expected an integer from 1"),
+        (["--rounds", "1"], "--rounds: paired runs need at least 2 rounds, got 1"),
         (["--objective", "side:a.actoins"], "did you mean 'actions'?"),
         (["--objective", "side:c.actions"], "no side 'c'"),
         (["--format", "xml"], "--format: invalid choice"),

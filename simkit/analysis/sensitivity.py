@@ -284,7 +284,8 @@ class Sensitivity:
         One row per (variant, measure), knobs ranked by size (``rank`` 1 is the
         largest): ``knob, kind, who, field, as_written, changed_to, measure,
         value_as_written, value_changed, difference`` (changed minus as written),
-        ``se_paired, ci_low, ci_high``.
+        ``se_paired, ci_low, ci_high``; then ``step`` (+1 / -1 of a stat, 0 for a
+        rule) and the words the sentence uses (``measure_words``, ``knob_words``).
     skipped : tuple of str
         The changes left out, each with why (a stat at its bound, a rule value the
         scenario cannot take).
