@@ -262,3 +262,18 @@ def test_an_objective_replaces_the_economy(duel):
     assert set(s.table.measure) == {"side:a.actions - side:b.actions"}
     row = _row(s, "A.readiness", "3", "side:a.actions - side:b.actions")
     assert row["ci_low"] > 0
+
+
+def test_vtm_moves_dexterity_where_the_file_gives_it_and_perception_says_what_it_skips():
+    root = Path(__file__).resolve().parents[1] / "scenarios"
+    vtm = sens.plan(simkit.load_scenario(root / "vtm_gangrel_ambush.toml"))
+    up = next(v for v in vtm.variants if v.knob == "Gangrel.dexterity" and v.step == 1)
+    assert (up.as_written, up.changed_to) == (4, 5)
+    gangrel = up.scenario.combatants[0]
+    assert (gangrel["dexterity"], gangrel["rating"]) == (5, 8)  # the rating moves by one
+    rules = [v.knob for v in vtm.variants if v.kind == "rule"]
+    assert rules == ["rules.tie=random", "rules.multi=in_turn", "rules.slot_abort=never"]
+    perception = sens.plan(simkit.load_scenario(root / "perception_gunnar_wolf.toml"))
+    assert len(perception.skipped) == 1
+    assert perception.skipped[0].startswith("rules.mode=group skipped: rules.group_stat: ")
+    assert "no commander" in perception.skipped[0]

@@ -205,8 +205,12 @@ def _stat_variant(
     except ScenarioError as exc:
         why = _first_line(exc, scenario.source)
         return f"{who}.{'/'.join(sorted(fields))} {step:+d} skipped: {why}"
-    stats = sorted({int(system.stat(c.params)) for c in members})
-    field_name = system.main_field if len(fields) > 1 else fields.pop()
+    if len(fields) > 1:  # members moved through different fields: their main stat
+        field_name = system.main_field
+        stats = sorted({int(system.stat(c.params)) for c in members})
+    else:  # the field that moved (vtm: dexterity 4 -> 5 moves the rating 7 -> 8)
+        field_name = fields.pop()
+        stats = sorted({int(c[field_name]) for c in members})
     changed = _stats([v + step for v in stats])
     return Variant(STAT, who, field_name, _stats(stats), changed, step, variant)
 
