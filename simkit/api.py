@@ -17,7 +17,7 @@ simulated.  The analysis layer below trusts what it is given.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from simkit import digits
 from simkit.analysis import compare as _compare
 from simkit.analysis import precision as _precision
 from simkit.analysis import report_runs as _report
+from simkit.analysis import sensitivity as _sensitivity
 from simkit.analysis import sweep as _sweep
 from simkit.analysis import trace as _trace
 from simkit.analysis import tune as _tune
@@ -33,6 +34,7 @@ from simkit.analysis.precision import Precision, PrecisionError
 from simkit.analysis.result import Result
 from simkit.analysis.run import as_scenario
 from simkit.analysis.run import run as _run
+from simkit.analysis.sensitivity import Sensitivity
 from simkit.analysis.sweep import SweepResult
 from simkit.analysis.targets import Target, parse_target
 from simkit.analysis.trace import Trace
@@ -67,6 +69,7 @@ __all__ = [
     "Result",
     "Scheduler",
     "SchedulerError",
+    "Sensitivity",
     "SideBySide",
     "SweepResult",
     "Trace",
@@ -89,6 +92,7 @@ __all__ = [
     "report",
     "report_rounds",
     "run",
+    "sensitivity",
     "sweep",
     "trace",
     "tune",
@@ -730,6 +734,78 @@ def trace(
     seed = scenario.seed if seed is None else check_seed(seed)
     fixed = dict(dice) if isinstance(dice, Mapping) else read_dice(scenario, dice)
     return _trace.trace(scenario, rounds, seed, fixed)
+
+
+def sensitivity(
+    scenario_or_path: Scenario | str | Path,
+    rounds: int | None = None,
+    rng: RngLike = None,
+    *,
+    objective: str | Sequence[str] | None = None,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Sensitivity:
+    """What moves the balance most: every combatant's main stat (a ``count`` group as
+    one) one point up and down, and every alternative of every rule, each played on the
+    dice of the scenario as written (common random numbers), the paired change in each
+    side's action economy with its 95% interval, knobs ranked by size
+    (:class:`~simkit.analysis.sensitivity.Sensitivity`: ``.table``, ``.answer``,
+    ``.plot()``); see :func:`simkit.analysis.sensitivity.sensitivity`.  ``objective``
+    (one or several, ``"side:party.actions - 0.5*side:party.hasty_only"``) measures the
+    change in those instead of each side's action economy."""
+    scenario = as_scenario(scenario_or_path)
+    measures = read_objectives(scenario, objective)
+    return _sensitivity.sensitivity(
+        scenario,
+        _paired_rounds(scenario, rounds),
+        _rng(rng),
+        measures=measures,
+        workers=workers,
+        progress=progress,
+    )
+
+
+def read_objectives(
+    scenario: Scenario, objective: str | Sequence[str] | None, label: str = "objective"
+) -> list[Any] | None:
+    """Objectives (``analysis.objectives``) checked against ``scenario``, as the
+    measures of a sensitivity; None for the default (each side's action economy)."""
+    if objective is None:
+        return None
+    from simkit.analysis.objectives import parse_objective
+
+    texts = [objective] if isinstance(objective, str) else list(objective)
+    if not texts:
+        raise ArgumentError(f"{label}: give at least one objective, or none for the default")
+    available = available_metrics_by_level(scenario)
+    measures = [
+        _sensitivity.objective_measure(parse_objective(t, scenario, available, label))
+        for t in texts
+    ]
+    labels = [m.label for m in measures]
+    for k, text in enumerate(labels):
+        if text in labels[:k]:
+            raise ArgumentError(f"{label}: {text!r} given twice")
+    if len(measures) == 1:
+        return [replace(measures[0], header="objective", words="the objective")]
+    return [
+        replace(m, header=f"objective {k + 1}", words=f"objective {k + 1}")
+        for k, m in enumerate(measures)
+    ]
+
+
+def _paired_rounds(scenario: Scenario, rounds: Any, label: str = "rounds") -> int:
+    """Rounds of paired runs: at least 2 (two batches for a paired interval)."""
+    rounds = scenario.rounds if rounds is None else check_rounds(rounds, label)
+    if rounds < 2:
+        raise ArgumentError(f"{label}: paired runs need at least 2 rounds, got {rounds}")
+    return rounds
+
+
+def sensitivity_rounds(scenario: Scenario, rounds: int | None, label: str = "rounds") -> int:
+    """Total rounds ``sensitivity`` plays (as written and every variant), for a
+    progress bar; ``rounds`` checked."""
+    return _sensitivity.total_rounds(scenario, _paired_rounds(scenario, rounds, label))
 
 
 def bench(rounds: int | None = None, workers: int | None = None) -> int:

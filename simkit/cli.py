@@ -50,6 +50,7 @@ examples:
   simkit trace scenarios/worked_example_readiness.toml --dice 'A=6,6,2' --dice 'B=6,6,5'
   simkit sweep scenarios/party_vs_wolves.toml --vary 'Wolf.readiness=+0..+2'
   simkit compare scenarios/party_vs_wolves.toml --set 'Gunnar.hold=never'
+  simkit sensitivity scenarios/boss_fight.toml --rounds 200000
   simkit convert scenarios/party_vs_wolves.toml --to vtm --out party_vtm.toml
   simkit compare scenarios/party_vs_wolves.toml party_vtm.toml party_perception.toml
   simkit report scenarios/party_vs_wolves.toml --out reports/party_vs_wolves
@@ -391,6 +392,35 @@ def build_parser() -> _Parser:
     _add_view(p)
     _add_precision(p, "every paired difference (or each of --metrics; two files)")
     p.set_defaults(handler=_cmd_compare)
+
+    p = sub.add_parser(
+        "sensitivity",
+        help="which knob moves the balance most: each stat +-1, each rule variant",
+        description="Play the scenario as written and, one at a time, each combatant's main "
+        "stat (a count group as one) one point up and one point down, and each other value "
+        "of each rule, all on the same dice (common random numbers); print the paired change "
+        "in each side's action economy with its 95% interval, the knobs ranked by size, "
+        "after one sentence naming the knob the balance moves most with.  A change beyond a "
+        "field's bounds is skipped and said.",
+    )
+    p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
+    _add_common(p, rounds="rounds of each run (default: the scenario's)")
+    p.add_argument(
+        "--objective",
+        action="append",
+        metavar="EXPR",
+        help="measure the change in this instead of each side's action economy: references "
+        "joined by + or -, each with an optional coefficient, e.g. "
+        "'side:party.actions - 0.5*side:party.hasty_only'; repeatable",
+    )
+    p.add_argument("--out", metavar="DIR", help="also write DIR/sensitivity.csv")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="table (default), or csv, md, json for piping",
+    )
+    p.set_defaults(handler=_cmd_sensitivity)
 
     p = sub.add_parser(
         "convert",
@@ -927,6 +957,25 @@ def _cmd_tune(args: argparse.Namespace) -> int:
             precision=precision,
         )
     return _finish(_render("tune", tuning, args), out, tuning.files)
+
+
+def _cmd_sensitivity(args: argparse.Namespace) -> int:
+    from simkit import api
+
+    scenario = validate(args.scenario)
+    out = _out_dir(args.out)
+    api.read_objectives(scenario, args.objective, "--objective")  # before anything runs
+    total = api.sensitivity_rounds(scenario, args.rounds, "--rounds")
+    with _progress(total) as bar:
+        result = api.sensitivity(
+            scenario,
+            rounds=args.rounds,
+            rng=args.seed,
+            objective=args.objective,
+            workers=args.workers,
+            progress=bar,
+        )
+    return _finish(_render("sensitivity", result, args), out, result.files)
 
 
 def _compare_many(args: argparse.Namespace, paths: list[str]) -> int:

@@ -193,3 +193,23 @@ def test_the_toy_system_through_run_sweep_compare_and_report(scenario_file, tmp_
     assert d.difference < 0 and d.ci_high < 0
     path = simkit.report(scenario_file, tmp_path / "report", rounds=2000)
     assert path.exists() and "Knight" in path.read_text()
+
+
+def test_the_toy_system_gets_a_sensitivity(scenario_file):
+    """Its main stat (``main_field = "bonus"``, 0..5) one point up and down, a group as
+    one, the bound respected; no rules.  Everyone acts once whatever the dice, so the
+    action economy cannot move; the Knight's first action can."""
+    s = simkit.sensitivity(scenario_file, rounds=3000, workers=2)
+    changes = [(v.knob, v.step) for v in s.variants]
+    assert changes == [("Knight.bonus", 1), ("Knight.bonus", -1), ("Imp.bonus", 1)]
+    assert s.skipped == ("Imp.bonus -1 skipped: bonus 0 is the minimum",)
+    assert (s.table.difference == 0).all() and (s.table.se_paired == 0).all()
+    assert s.answer == (
+        "No knob changes any side's action economy here: every change is exactly 0, batch by batch."
+    )
+    first = simkit.sensitivity(scenario_file, rounds=3000, objective="Knight.first_action")
+    t = first.table.set_index(["knob", "changed_to"])
+    assert t.loc[("Knight.bonus", "3")].ci_low > 0
+    assert t.loc[("Knight.bonus", "1")].ci_high < 0
+    assert t.loc[("Imp.bonus", "1")].ci_high < 0
+    assert first.answer.startswith("The balance moves most with ")

@@ -357,7 +357,9 @@ def test_progress_counts_every_planned_round(wolves):
     _, _, rendered, calls = wolves
     scenario = rendered.data.scenario
     assert sum(calls) == report_module.planned_rounds(scenario, ROUNDS)
-    assert report_module.plan(scenario, ROUNDS).runs == 1 + 3 + 7  # main, 3 policies, 7 points
+    # main, 3 policies, 7 points, sensitivity: 4 units x +-1 and 6 rule alternatives, of
+    # which the wolves' +-1 are sweep points already
+    assert report_module.plan(scenario, ROUNDS).runs == 1 + 3 + 7 + (8 + 6 - 2)
 
 
 # --- groups, fields, panels ------------------------------------------------------------------
@@ -738,3 +740,21 @@ def test_names_with_dollars_are_drawn_as_written(tmp_path, capsys):
     figure_png(figure)
     texts = [t for t in figure.findobj(Text) if "undefinedcommand" in t.get_text()]
     assert texts and not any(t.get_parse_math() for t in texts)
+
+
+def test_the_sensitivity_section_is_simkit_sensitivity_at_the_reports_rounds(wolves):
+    """The report's sensitivity (each stat +-1, each rule alternative) is the table of
+    ``simkit sensitivity`` with the report's rounds and seed, number for number, although
+    the wolves' +-1 are the sweep's runs; the section follows the sweep."""
+    out, _, rendered, _ = wolves
+    s = rendered.data.sensitivity
+    alone = simkit.sensitivity(WOLVES, rounds=ROUNDS, rng=SEED)
+    pd.testing.assert_frame_equal(s.table, alone.table)
+    assert s.answer == alone.answer
+    md = (out / "report.md").read_text()
+    assert md.index("## Sweep") < md.index("## Sensitivity: what moves the balance")
+    assert s.answer in md
+    assert "![What moves the balance](sensitivity.png)" in md
+    csv_table = pd.read_csv(out / "sensitivity.csv")
+    assert len(csv_table) == len(s.table)
+    assert "each at the report's 20,000 rounds" in md

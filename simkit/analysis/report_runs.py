@@ -12,9 +12,13 @@ the same dice round by round (common random numbers):
 3. the sweep: by default, for each side, its members' main stat (``System.main_field``)
    shifted by -2 .. +2, clipped to the allowed range (a clipped duplicate is not run
    again), each point paired with the main run.  With ``vary`` the designer's own grid
-   replaces it (``simkit sweep``), and with ``target`` it is a ``simkit tune``.
+   replaces it (``simkit sweep``), and with ``target`` it is a ``simkit tune``;
+4. the sensitivity (``analysis/sensitivity.py``, ``simkit sensitivity``): each
+   combatant's main stat (a group as one) one point up and down and each alternative of
+   each rule, at the report's rounds, paired with the main run; a variant that is a
+   point of the default sweep already (a side of one group) is not run again.
 
-Runs 1 to 3 (default sweep) are batched for the paired intervals and played side by
+Runs 1 to 4 (default sweep) are batched for the paired intervals and played side by
 side, one per core.  Everything else -- findings, tables, plots (``simkit.output
 .report``) -- only renders these results.  Files are written atomically, and a bad
 scenario, spec or target writes nothing at all.
@@ -32,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simkit import systems
+from simkit.analysis import sensitivity as sens
 from simkit.analysis.compare import Comparison, batch_size, paired_comparison
 from simkit.analysis.result import Result
 from simkit.analysis.run import as_scenario
@@ -49,6 +54,7 @@ if TYPE_CHECKING:
 OFFSETS = (-1, 1, -2, 2)  # by size first: a clipped duplicate keeps the smaller offset
 MAX_CHANGES = 8  # policy comparisons per report (scenario order, waiting first)
 MAX_BATCHES = 64
+MAX_KNOB_RUNS = 32  # sensitivity runs of a report (every rule alternative, stats in order)
 
 
 def _paired(metric: str) -> bool:
@@ -119,6 +125,9 @@ class Plan:
     target: str | None = None
     grid_points: int = 0
     batch_rounds: int = 1
+    sensitivity: sens.Plan | None = None
+    # per sensitivity variant: the index of the sweep point it equals, or -1 (its own run)
+    shared: tuple[int, ...] = ()
 
     @property
     def holders(self) -> tuple[str, ...]:
@@ -127,7 +136,9 @@ class Plan:
 
     @property
     def runs(self) -> int:
-        return 1 + len(self.changes) + sum(len(p) for p in self.sweeps.values()) + self.grid_points
+        own = sum(1 for k in self.shared if k < 0)
+        points = sum(len(p) for p in self.sweeps.values())
+        return 1 + len(self.changes) + points + self.grid_points + own
 
     @property
     def total_rounds(self) -> int:
@@ -276,6 +287,9 @@ def plan(
         sweeps: dict[str, list[SweepPoint]] = {}
     else:
         sweeps = {side: _sweep_points(scenario, side) for side in scenario.sides}
+    knobs = _report_knobs(sens.plan(scenario))
+    points = [p.scenario for ps in sweeps.values() for p in ps]
+    shared = tuple(_index(points, v.scenario) for v in knobs.variants)
     return Plan(
         scenario,
         rounds,
@@ -287,7 +301,35 @@ def plan(
         target,
         grid,
         _batch_rounds(scenario, rounds),
+        knobs,
+        shared,
     )
+
+
+def _report_knobs(knobs: sens.Plan) -> sens.Plan:
+    """At most MAX_KNOB_RUNS variants: every rule alternative, then the main stats of the
+    combatants in scenario order; those left out are said (``simkit sensitivity`` plays
+    them all)."""
+    if len(knobs.variants) <= MAX_KNOB_RUNS:
+        return knobs
+    rules = [v for v in knobs.variants if v.kind == sens.RULE]
+    stats = [v for v in knobs.variants if v.kind == sens.STAT]
+    room = max(0, MAX_KNOB_RUNS - len(rules))
+    kept = stats[:room]
+    if kept and len(kept) < len(stats) and kept[-1].who == stats[len(kept)].who:
+        kept = kept[:-1]  # a combatant's two steps together
+    left = list(dict.fromkeys(v.who for v in stats[len(kept) :]))
+    note = (
+        f"the main stat of {len(left)} more combatants or groups ({', '.join(left[:5])}"
+        f"{', ...' if len(left) > 5 else ''}) is not varied here, to keep the report's run "
+        "time modest (simkit sensitivity varies every one)"
+    )
+    return sens.Plan(knobs.scenario, (*kept, *rules), (*knobs.skipped, note))
+
+
+def _index(scenarios: Sequence[Scenario], scenario: Scenario) -> int:
+    """The index of the first of ``scenarios`` equal to ``scenario``, else -1."""
+    return next((k for k, s in enumerate(scenarios) if s == scenario), -1)
 
 
 def planned_rounds(
@@ -310,6 +352,7 @@ class ReportData:
     sweeps: dict[str, list[SweepPoint]] = field(default_factory=dict)  # offset 0 included
     sweep: SweepResult | None = None  # the designer's grid (vary)
     tuning: Tuning | None = None  # with a target
+    sensitivity: sens.Sensitivity | None = None  # each stat +-1, each rule alternative
 
     @property
     def scenario(self) -> Scenario:
@@ -382,6 +425,18 @@ def simulate_report(
 
     variants: list[Scenario] = [c.scenario for c in the_plan.changes]
     variants += [p.scenario for points in the_plan.sweeps.values() for p in points]
+    knobs = the_plan.sensitivity
+    first_point = len(the_plan.changes)
+    wanted: list[int] = []  # the run (index into variants) of each sensitivity variant
+    for v, k in zip(knobs.variants if knobs else (), the_plan.shared, strict=True):
+        if k < 0:
+            wanted.append(len(variants))
+            variants.append(v.scenario)
+        else:
+            wanted.append(first_point + k)
+    measures = sens.default_measures(scenario)
+    terms: dict[int, sens.Terms] = {}
+    n_swept = sum(len(p) for p in the_plan.sweeps.values())
     threads = max(1, min(workers or default_workers(), 1 + len(variants)))
     effects: list[PolicyEffect] = []
     swept: list[tuple[Result, Comparison]] = []
@@ -393,9 +448,16 @@ def simulate_report(
         futures = [pool.submit(play, s, rounds, seq) for s in variants]
         raw_main = main_future.result()
         result = Result.from_raw(scenario, seed, raw_main)
+        base_terms = sens.measure_terms(raw_main, measures)
+        wanted_set = set(wanted)
         for k, future in enumerate(futures):
             raw = future.result()
             futures[k] = None  # type: ignore[call-overload]  # let its batch sums go
+            if k in wanted_set:
+                terms[k] = sens.measure_terms(raw, measures)
+            if k >= first_point + n_swept:
+                del raw
+                continue  # a sensitivity variant only
             other = Result.from_raw(variants[k], seed, raw)
             if k < len(the_plan.changes):
                 change = the_plan.changes[k]
@@ -450,7 +512,11 @@ def simulate_report(
                 workers=workers,
                 progress=count,
             )
-    return ReportData(the_plan, result, tuple(effects), sweeps, grid, tuning)
+    sensitivity = None
+    if knobs is not None:
+        done = [terms[k] for k in wanted]
+        sensitivity = sens.assemble(knobs, measures, base_terms, done, rounds, seed, batch)
+    return ReportData(the_plan, result, tuple(effects), sweeps, grid, tuning, sensitivity)
 
 
 def make_report(

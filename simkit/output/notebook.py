@@ -189,3 +189,37 @@ def tuning_html(tuning: Any) -> str:
     text = html.escape(tuning.target.shown)
     table = table_html(header, rows, len(tuning.fields) + 1)
     return f"{STYLE}<div><b>Target:</b> {text}{table}<p>{html.escape(tuning.answer)}</p></div>"
+
+
+def sensitivity_html(s: Any) -> str:
+    """The answer, then per knob (largest first) each change and its paired difference
+    in every measure; "·" where the paired 95% interval covers 0."""
+    rows = []
+    last = None
+    cells: dict[tuple[str, str], dict[str, str]] = {}
+    heads: dict[tuple[str, str], Any] = {}
+    for r in s.table.itertuples(index=False):
+        key = (r.knob, r.changed_to)
+        heads.setdefault(key, r)
+        sig = r.ci_low > 0 or r.ci_high < 0
+        half = s.t_paired * r.se_paired
+        text = format_difference("action_economy", r.difference, half)
+        cells.setdefault(key, {})[r.measure] = text if sig else "·"
+    for key, r in heads.items():
+        first = r.knob != last
+        last = r.knob
+        rows.append(
+            [
+                str(r.rank) if first else "",
+                f"{r.who}.{r.field}" if first else "",
+                f"{r.as_written} → {r.changed_to}",
+                *(cells[key].get(m.label, "") for m in s.measures),
+            ]
+        )
+    header = ["rank", "knob", "change", *(m.column for m in s.measures)]
+    skipped = "".join(f"<br>skipped: {html.escape(x)}" for x in s.skipped)
+    return (
+        f"{STYLE}<div><p>{html.escape(s.answer)}</p>{table_html(header, rows, 3)}"
+        f'<div class="simkit-c">{html.escape(s.note)}; · no detectable difference.'
+        f"{skipped}</div></div>"
+    )

@@ -14,10 +14,10 @@ and every format is drawn from those rows the same way:
 
 The kinds are ``run``, ``sweep``, ``compare``, ``tune`` and ``trace`` (the results of
 the commands of those names), ``side_by_side`` (``compare`` of three or more files,
-``SideBySide``) and ``dominance`` (``run --dominance``, ``Dominance``).  A result
-played to a precision (``stopping``) adds its stopping line to the table and the notes,
-and ``precision`` (what was asked, the rounds used, what did not meet it) to the
-parameters.  A metric
+``SideBySide``), ``dominance`` (``run --dominance``, ``Dominance``) and ``sensitivity``
+(``simkit sensitivity``, ``Sensitivity``).  A result played to a precision
+(``stopping``) adds its stopping line to the table and the notes, and ``precision``
+(what was asked, the rounds used, what did not meet it) to the parameters.  A metric
 family's name in ``metrics`` (``acts_before``) means every member of it
 (``acts_before.X`` for every other combatant).  An unknown kind or format is a
 ``ValueError`` here, and nowhere else.  Nothing here simulates; the results are read
@@ -255,6 +255,44 @@ SIDE_NOTE = (
 )
 
 
+SENSITIVITY_COLUMNS = [
+    "rank",
+    "knob",
+    "kind",
+    "who",
+    "field",
+    "as_written",
+    "changed_to",
+    "measure",
+    "value_as_written",
+    "value_changed",
+    "difference",
+    "se_paired",
+    "ci_low",
+    "ci_high",
+]
+
+
+def _sensitivity(s: Any, view: View) -> Tidy:
+    columns, rows = _frame(s.table[SENSITIVITY_COLUMNS])
+    return Tidy(
+        "sensitivity",
+        {
+            "scenario": s.scenario.name,
+            "system": s.scenario.system,
+            "rounds": s.rounds,
+            "seed": s.seed,
+            "batches": s.batches,
+            "batch_rounds": s.batch_rounds,
+            "measures": {m.label: m.words for m in s.measures},
+            "skipped": list(s.skipped),
+        },
+        columns,
+        rows,
+        [s.answer, s.note],
+    )
+
+
 TIDY: dict[str, Callable[[Any, View], Tidy]] = {
     "run": _run,
     "sweep": _sweep,
@@ -263,6 +301,7 @@ TIDY: dict[str, Callable[[Any, View], Tidy]] = {
     "trace": _trace,
     "side_by_side": _side_by_side,
     "dominance": _dominance,
+    "sensitivity": _sensitivity,
 }
 
 
@@ -316,6 +355,8 @@ def _table(kind: str, result: Any, view: View) -> str:
         )
     if kind == "dominance":
         return terminal.dominance_table([result], width=view.width)
+    if kind == "sensitivity":
+        return terminal.sensitivity_table(result, width=view.width)
     return "\n".join(terminal.fit(result.lines, view.width))  # trace
 
 

@@ -399,3 +399,51 @@ def dominance_table(
             "other taking no action counts as later)"
         )
     return "\n".join(fit(lines, width))
+
+
+KNOB_WIDTH = 34  # characters of a knob's name in the sensitivity table
+
+
+def sensitivity_table(s: Any, *, width: int = WIDTH) -> str:
+    """The table ``simkit sensitivity`` prints: the answer, then per knob (largest
+    first) each change and its paired difference in every measure, then what was
+    skipped and a line on the runs."""
+    from simkit.bounded import cut
+
+    lines = [s.answer, ""]
+    measures = list(s.measures)
+    if s.table.empty:
+        lines += [f"skipped: {x}" for x in s.skipped]
+        return "\n".join(fit(lines, width))
+    cells: dict[tuple[str, str], list[Any]] = {}
+    for r in s.table.itertuples(index=False):
+        key = (r.knob, r.changed_to)
+        half = s.t_paired * r.se_paired
+        text = format_difference("action_economy", r.difference, half)
+        cells.setdefault(key, [r, {}])[1][r.measure] = "0 exactly" if text == "+0" else text
+    key_rows, body = [], []
+    last = None
+    for (knob, _), (r, by) in cells.items():
+        first = knob != last
+        last = knob
+        name = f"{r.who}.{r.field}"  # rules.order for each of its alternatives
+        key_rows.append(
+            [
+                str(r.rank) if first else "",
+                cut(name, KNOB_WIDTH) if first else "",
+                f"{r.as_written} -> {r.changed_to}",
+            ]
+        )
+        body.append([by.get(m.label, "") for m in measures])
+    if s.economy:
+        what = "each side's action economy"
+    else:
+        what = "; ".join(f"{m.column} = {m.label}" if m.header else m.label for m in measures)
+    lines.append(f"Change in {what} (variant minus as written, ± paired 95%):")
+    lines += grid(
+        ["rank", "knob", "change"], key_rows, [cut(m.column, 24) for m in measures], body, width
+    )
+    lines.append("")
+    lines += [f"skipped: {x}" for x in s.skipped]
+    lines.append(s.note)
+    return "\n".join(fit(lines, width))

@@ -6,7 +6,8 @@
 * :mod:`.over_grid`: sweeps (lines with bands, heatmaps);
 * :mod:`.differences`: comparisons (paired differences);
 * :mod:`.target_curve`: tunings (the target quantity against the varied value);
-* :mod:`.report_panels`: the report's panels.
+* :mod:`.report_panels`: the report's panels;
+* :mod:`.tornado`: sensitivities (the tornado of what moves the balance).
 
 Plots render finished results and never simulate.  The look is the same everywhere:
 
@@ -54,6 +55,7 @@ from simkit.output.plots.report_panels import (
     stacked_figure,
 )
 from simkit.output.plots.target_curve import tune_figure
+from simkit.output.plots.tornado import top_measure, tornado_figure
 
 __all__ = [
     "CI_LABEL",
@@ -86,5 +88,7 @@ __all__ = [
     "side_handles",
     "stacked_figure",
     "sweep_figure",
+    "top_measure",
+    "tornado_figure",
     "tune_figure",
 ]

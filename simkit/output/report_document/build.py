@@ -169,6 +169,8 @@ def _page(
     elif data.sweep is not None:
         sweep.add("table", tables.grid_table(data, numbers))
     sections.append(sweep)
+    if data.sensitivity is not None:
+        sections.append(_sensitivity_section(data, by_section))
 
     more = Section("More metrics")
     for title, ts in themed.items():
@@ -213,7 +215,28 @@ def csv_tables_names(data: ReportData) -> list[str]:
         "holding.csv",
         "sweep.csv",
     ]
-    return names + (["tune.csv"] if data.tuning is not None else [])
+    names += ["tune.csv"] if data.tuning is not None else []
+    return names + (["sensitivity.csv"] if data.sensitivity is not None else [])
+
+
+def _sensitivity_section(data: ReportData, by_section: dict[str, list[Plot]]) -> Section:
+    """The answer, the tornado and the table (``analysis/sensitivity.py``)."""
+    s = data.sensitivity
+    assert s is not None
+    section = Section("Sensitivity: what moves the balance")
+    section.add("sentences", [s.answer])
+    for p in by_section.get("sensitivity", []):
+        section.add("plot", p)
+    section.add("table", tables.sensitivity_table(data))
+    runs = len(s.variants)
+    section.add(
+        "text",
+        f"{runs} variants, each at the report's {s.rounds:,} rounds on the dice of the "
+        "scenario as written (a variant that is a point of the sweep above is that run); "
+        "simkit sensitivity gives the same table with --rounds and --objective."
+        + "".join(f" Skipped: {x}." for x in s.skipped),
+    )
+    return section
 
 
 def _policy_section(

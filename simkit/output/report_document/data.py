@@ -56,6 +56,24 @@ def sweep_table(data: ReportData) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+SENSITIVITY_COLUMNS = [
+    "rank",
+    "knob",
+    "kind",
+    "who",
+    "field",
+    "as_written",
+    "changed_to",
+    "measure",
+    "value_as_written",
+    "value_changed",
+    "difference",
+    "se_paired",
+    "ci_low",
+    "ci_high",
+]
+
+
 def csv_tables(data: ReportData) -> dict[str, pd.DataFrame]:
     """The data tables of a report, by file name."""
     table = data.result.table
@@ -73,4 +91,6 @@ def csv_tables(data: ReportData) -> dict[str, pd.DataFrame]:
     }
     if data.tuning is not None:
         out["tune.csv"] = data.tuning.table
+    if data.sensitivity is not None:
+        out["sensitivity.csv"] = data.sensitivity.table[SENSITIVITY_COLUMNS]
     return out

@@ -55,7 +55,26 @@ def figures(data: ReportData, numbers: Numbers | None = None) -> list[Plot]:
         out.append(_side_sweep(data, numbers, colours))
     if data.sweep is not None:
         out += _grid(data, numbers, colours)
+    if data.sensitivity is not None and not data.sensitivity.table.empty:
+        out.append(_tornado(data))
     return out
+
+
+def _tornado(data: ReportData) -> Plot:
+    s = data.sensitivity
+    assert s is not None
+    measure = plots.top_measure(s)
+    words_ = next(m.words for m in s.measures if m.label == measure)
+    return Plot(
+        "sensitivity.png",
+        "What moves the balance",
+        f"The change in {words_} when one knob is turned, the rest as written: each "
+        "combatant's (or group's) main stat one point up (solid) and down (light), each rule "
+        "variant (grey); every run on the same dice as the scenario as written; whiskers: "
+        "paired 95% confidence intervals.",
+        plots.figure_png(plots.tornado_figure(s, measure)),
+        "sensitivity",
+    )
 
 
 def _rows(numbers: Numbers, colours: plots.Palette) -> tuple[str, list[str], list[str], list[str]]:

@@ -419,3 +419,43 @@ def grid_table(data: ReportData, numbers: Numbers) -> Table:
 def _nan() -> Estimate:
     nan = float("nan")
     return Estimate(nan, nan, nan, nan)
+
+
+# --------------------------------------------------------------------------- sensitivity
+def sensitivity_table(data: ReportData) -> Table | None:
+    """Per knob (largest first) each change and its paired change in each side's action
+    economy; "·" where the paired 95% interval covers 0."""
+    s = data.sensitivity
+    if s is None or s.table.empty:
+        return None
+    cells: dict[tuple[str, str], dict[str, str]] = {}
+    heads: dict[tuple[str, str], Any] = {}
+    for r in s.table.itertuples(index=False):
+        key = (r.knob, r.changed_to)
+        heads.setdefault(key, r)
+        text = format_difference(ECONOMY, r.difference, s.t_paired * r.se_paired)
+        shown = text if s.detectable(r) else "·"
+        cells.setdefault(key, {})[r.measure] = "0 exactly" if text == "+0" else shown
+    rows = []
+    last = None
+    for key, r in heads.items():
+        first = r.knob != last
+        last = r.knob
+        name = f"{r.who} {r.field}" if r.kind == "stat" else f"rules.{r.field}"
+        rows.append(
+            [
+                name if first else "",
+                f"{r.as_written} → {r.changed_to}",
+                *(cells[key].get(m.label, "") for m in s.measures),
+            ]
+        )
+    return Table(
+        "What moves the balance",
+        ["Knob", "Change", *(f"{m.column}: change in action economy" for m in s.measures)],
+        ["", "", *("" for _ in s.measures)],
+        rows,
+        text_columns=2,
+        note="Variant minus as written on the same dice, ± its paired 95% interval; "
+        "· no detectable difference.",
+        key="sensitivity",
+    )
