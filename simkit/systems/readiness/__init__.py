@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from simkit.systems.base import Problem, SystemBase
-from simkit.systems.readiness import events, kernel
+from simkit.systems.readiness import events, guards, kernel
 from simkit.systems.readiness.codes import COUNTS, SCENARIO_COUNTS, SIDES
 from simkit.systems.readiness.schema import FIELDS, RULES
 
@@ -62,7 +62,24 @@ class Readiness(SystemBase):
                     'or set role = "hero"',
                 )
             ]
+        if guards.MODE_FIELD in entry and not guards.is_named(params.get("guard")):
+            return [
+                Problem(
+                    guards.MODE_FIELD,
+                    "guard_mode goes with a list of the allies it guards (R7a), e.g. "
+                    'guard = ["Mira"]; with guard = "backup" or "always" remove guard_mode',
+                )
+            ]
         return []
+
+    def check(self, scenario: Any) -> list[Problem]:
+        return guards.guard_problems(scenario)  # R7a: a named guard lists allies
+
+    def edit(self, given: dict[str, Any], key: str, value: Any) -> str | None:
+        if key == "guard" and not isinstance(value, list | tuple):
+            given.pop(guards.MODE_FIELD, None)  # R7a: the mode belongs to a list of names
+        given[key] = value
+        return None
 
     def dist_size(self, params: Mapping[str, Any]) -> int:
         return int(params["readiness"]) + 1

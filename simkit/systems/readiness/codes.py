@@ -180,7 +180,7 @@ EVENT_FIELDS = {
     "declare": ("combatant", "", "value", "", ""),
     "act": ("combatant", "", "die", "holder_action", ""),
     "attack": ("attacker", "target", "initiative", "by_holder", ""),
-    "response": ("responder", "defended", "die", "kind", "scale"),
+    "response": ("responder", "defended", "die", "kind", "scale"),  # c: 1 for a named guard (R7a)
     "unanswered": ("target", "", "", "", ""),
     "expired": ("combatant", "", "count", "", ""),
     "stalemate": ("", "", "", "", ""),
@@ -220,8 +220,9 @@ FACE_BITS = np.int64(3)  # a face 1..6 in a roll event
     P_FIXED_POOL,  # the fixed faces as a pool
     P_FIXED_FACES,  # the fixed faces in the given order, FACE_BITS each (roll event)
     P_TARGET_MASK,  # target count - 1 if a power of two >= 2 (a one-byte draw), else -1
-) = _fields(16)
-N_P = 16
+    P_GUARD_NAMED,  # 1: its guard protects only the allies it lists (R7a; trace cites R7a)
+) = _fields(17)
+N_P = 17
 
 (
     W_POOL,  # unspent dice: the count of face f in bits 8(f-1)..8f-1

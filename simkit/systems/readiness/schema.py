@@ -17,6 +17,7 @@ HASTY_UP_TO = "hasty_up_to"
 HASTY_UP_TO_PATTERN = r"hasty_up_to:(\d{1,6})"
 HASTY_UP_TO_MAX = 999
 GUARDS = ("never", "backup", "always")
+GUARD_MODES = ("backup", "always")  # R7a: guard_mode of a guard that lists the allies it protects
 ORDERS = ("dynamic", "chain", "chain_unbroken")
 PREPS = ("one_die", "sixes", "lowest")
 HOLDER_ACTIONS = ("held_dice", "release_only")
@@ -82,8 +83,18 @@ FIELDS: dict[str, Field] = {
         "never",
         choices=GUARDS,
         aliases={True: "backup", False: "never"},
-        allowed='"never", "backup" or "always" (true means "backup", false "never")',
-        meaning="R7: when it answers an attack on an ally (backup: only if the ally cannot)",
+        allowed='"never", "backup" or "always" (true means "backup", false "never"), or a '
+        'list of the allies it protects (names or count group names, e.g. ["Mira"])',
+        meaning="R7: when it answers an attack on an ally (backup: only if the ally cannot); "
+        "R7a: a list protects only those allies, as guard_mode says",
+        names=True,
+    ),
+    "guard_mode": Field(
+        str,
+        "backup",
+        choices=GUARD_MODES,
+        meaning='R7a: with guard = [names], "backup" or "always" restricted to those allies '
+        "(only with a list)",
     ),
 }
 
