@@ -51,7 +51,7 @@ def guard_problems(scenario: Any) -> list[Problem]:
     reported: set[int] = set()
     names = set(scenario.names)
     groups = set(scenario.groups)
-    for i, c in enumerate(scenario.combatants):
+    for c in scenario.combatants:
         guard = c["guard"]
         if not is_named(guard) or c.entry in reported:
             continue
