@@ -949,7 +949,8 @@ def random_scenario(rng: random.Random) -> Scenario:
     ``count`` groups, readiness 1-6 (now and then up to 20), every rule and policy
     variant reachable: order, prep, holder_actions; hold, defend (hasty_up_to:N),
     guard (also as true/false, and R7a's lists of allies with guard_mode), surprised,
-    role, weakness, advantage (up to 9 and beyond 5), attack_share (0, 1, fractions, a tiny one), targets by name or group."""
+    role, weakness, advantage (up to 9 and beyond 5), attack_share (0, 1, fractions, a
+    tiny one), targets by name or group."""
     from simkit.scenario import scenario_from_dict
 
     n_sides = rng.choice((2, 2, 2, 3, 4))
