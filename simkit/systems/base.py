@@ -356,6 +356,12 @@ class RulesBase:
         given[key] = value
         return None
 
+    def protections(self, scenario: Any) -> dict[str, dict[str, str]]:
+        """Who answers attacks on whom besides the target itself: guard name -> {ally
+        name: how it guards} (readiness R7/R7a); empty for a system without guards.
+        ``compare`` and reports read it to show what a guard changes for its allies."""
+        return {}
+
     def dist_size(self, params: Mapping[str, Any]) -> int:
         return 2  # an action or none
 

@@ -72,6 +72,19 @@ class Readiness(SystemBase):
             ]
         return []
 
+    def protections(self, scenario: Any) -> dict[str, dict[str, str]]:
+        """R7/R7a: each guard -> {ally it answers for: "backup" or "always"}."""
+        out: dict[str, dict[str, str]] = {}
+        for i, c in enumerate(scenario.combatants):
+            how = guards.mode(c)
+            if how == "never":
+                continue
+            allies = guards.protected(scenario, i)
+            if allies is None:
+                allies = tuple(j for j in scenario.side_members(c.side) if j != i)
+            out[c.name] = {scenario.combatants[j].name: how for j in allies}
+        return out
+
     def check(self, scenario: Any) -> list[Problem]:
         return guards.guard_problems(scenario)  # R7a: a named guard lists allies
 
