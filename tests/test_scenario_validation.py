@@ -565,6 +565,7 @@ def test_defaults_are_filled_in(tmp_path):
         "hold": "never",
         "defend": "always",
         "guard": "never",
+        "guard_mode": "backup",
     }
     assert (s.rounds, s.seed, s.system) == (1000, 7, "readiness")
 
