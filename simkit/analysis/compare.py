@@ -180,8 +180,9 @@ class GuardChange:
     """One guard whose protection differs between two scenarios (R7/R7a).
 
     ``in_a``, ``in_b``: ally name -> how it guards it ("backup", "always") in A and B;
-    ``allies``: the allies for which that differs (scenario order), whose undefended and
-    hasty-only attacks show the guard's gain; ``every_a``, ``every_b``: it guards every
+    ``allies``: the allies it guards in A or B (scenario order), whose undefended and
+    hasty-only attacks show the guard's gain (an ally guarded in both still changes when
+    the guard's dice go elsewhere); ``every_a``, ``every_b``: it guards every
     ally of its side."""
 
     guard: str
@@ -208,10 +209,10 @@ def guard_changes(a: Scenario, b: Scenario) -> list[GuardChange]:
         in_a, in_b = pa.get(c.name, {}), pb.get(c.name, {})
         if in_a == in_b:
             continue
-        allies = tuple(
-            d.name
+        allies = tuple(  # guarded in A or B: also those guarded in both, whose guard
+            d.name  # may now be busy elsewhere
             for d in a.combatants
-            if d.side == c.side and d.name != c.name and in_a.get(d.name) != in_b.get(d.name)
+            if d.side == c.side and d.name != c.name and (d.name in in_a or d.name in in_b)
         )
         side = {d.name for d in a.combatants if d.side == c.side and d.name != c.name}
         every_a = bool(in_a) and set(in_a) == side

@@ -276,7 +276,13 @@ def guard_lines(comparison: Any) -> list[str]:
             parts = [p for p in (row(ally, m) for m in ("undefended", "hasty_only")) if p]
             a, b = g.in_a.get(ally), g.in_b.get(ally)
             status = (
-                "in B only" if a is None else "in A only" if b is None else f"{a} in A, {b} in B"
+                "in B only"
+                if a is None
+                else "in A only"
+                if b is None
+                else f"in both ({a})"
+                if a == b
+                else f"{a} in A, {b} in B"
             )
             if parts:
                 lines.append(
