@@ -415,7 +415,7 @@ def policy_findings(e: PolicyEffect, numbers: Numbers, notes: Footnotes) -> list
             )
         elif b is not None:
             out.append(f"Attacks on {who} {what}: no detectable change ({b.text()} per round).")
-    out += guard_gain_findings(e, numbers)
+    out += guard_gain_findings(e, numbers, notes)
     parts = []
     if numbers.has("undefended"):
         u = effect(e, "side", c.side, "undefended")
@@ -436,7 +436,7 @@ def policy_findings(e: PolicyEffect, numbers: Numbers, notes: Footnotes) -> list
 MAX_GUARDED = 4  # allies named in a guard finding (the largest changes first)
 
 
-def guard_gain_findings(e: PolicyEffect, numbers: Numbers) -> list[str]:
+def guard_gain_findings(e: PolicyEffect, numbers: Numbers, notes: Any) -> list[str]:
     """For a guard policy (R7/R7a): the protected allies' gain beside the guard's cost,
     i.e. the attacks on each ally it guards left unanswered and answered only hastily,
     as written instead of without the guard, with the paired interval."""
@@ -452,18 +452,19 @@ def guard_gain_findings(e: PolicyEffect, numbers: Numbers) -> list[str]:
         if u is not None:
             found.append((abs(u.difference), ally, u, h))
     found.sort(key=lambda x: -x[0])
-    out = []
     rule = "R7a" if named else "R7"
+    parts = []
     for _, ally, u, h in found[:MAX_GUARDED]:
-        parts = [f"left unanswered {_change_instead('undefended', u)}"]
+        part = f"{possessive(ally)} attacks left unanswered {_change_instead('undefended', u)}"
         if h is not None:
-            parts.append(f"answered only hastily {_change_instead('hasty_only', h)}")
-        out.append(
-            f"For {ally}, whom it guards ({rule}), attacks per round: " + "; ".join(parts) + "."
-        )
-    if len(found) > MAX_GUARDED:
-        out.append(f"({len(found) - MAX_GUARDED} more guarded allies in holding.csv.)")
-    return out
+            part += f" and answered only hastily {_change_instead('hasty_only', h)}"
+        parts.append(part)
+    if not parts:
+        return []
+    more = len(found) - MAX_GUARDED
+    tail = f"; {more} more in holding.csv" if more > 0 else ""
+    mark = notes.rule("Guarding named allies" if named else "Guarding", [rule])
+    return [f"For the allies it guards{mark}, per round: " + "; ".join(parts) + tail + "."]
 
 
 def _change_instead(metric: str, e: Effect) -> str:
