@@ -143,7 +143,11 @@ class Explorer:
 
     def change_text(self) -> str:
         """The changes in force, as ``--set`` would spell them."""
-        parts = [f"{who}.{f}={v}" for who, fs in self.changes.items() for f, v in fs.items()]
+        parts = [
+            f"{who}.{f}={'[' + ', '.join(v) + ']' if isinstance(v, tuple) else v}"
+            for who, fs in self.changes.items()
+            for f, v in fs.items()
+        ]
         parts += [f"{RULES}.{f}={v}" for f, v in self.rules.items()]
         return ", ".join(parts)
 
@@ -302,7 +306,8 @@ def explore(
             title = "rules" if who == RULES else _group_title(ex.base, who)
             rows.append(w.HTML(f"<b>{html_text.escape(title)}</b>"))
             last = who
-        control = _control(w, field, spec, value)
+        allies = _allies(ex.base, who) if who != RULES and spec.names else []
+        control = _control(w, field, spec, value, allies)
         if control is None:
             continue
 
@@ -346,14 +351,26 @@ def _group_title(scenario: Scenario, group: str) -> str:
     return f"{group} ×{n}" if n > 1 else group
 
 
-def _control(w: Any, field: str, spec: Any, value: Any) -> Any:
+def _allies(scenario: Scenario, group: str) -> list[str]:
+    """The names a group's names field may list (readiness guard, R7a): its side's other
+    combatants and groups (its own count group: the other copies)."""
+    member = scenario.combatants[scenario.members(group)[0]]
+    out = [c.name for c in scenario.combatants if c.side == member.side and c.group != group]
+    groups = [c.group for c in scenario.combatants if c.side == member.side and c.group != c.name]
+    return list(dict.fromkeys(out + groups))
+
+
+def _control(w: Any, field: str, spec: Any, value: Any, names: list[str] | None = None) -> Any:
     """The widget of one field: a dropdown for choices, a slider for numbers, a
-    checkbox for flags; sliders act when released (one re-play per change)."""
+    checkbox for flags; sliders act when released (one re-play per change).  A field
+    that also takes names (``guard = ["Mira"]``) offers each of ``names`` alone."""
     style = {"description_width": "initial"}
     if spec.choices:
-        options = list(spec.choices)
-        if value not in options:
-            options.append(value)  # e.g. defend = "hasty_up_to:2"
+        options: list[Any] = [(str(c), c) for c in spec.choices]
+        options += [(f"for {n}", (n,)) for n in names or ()]
+        if value not in [v for _, v in options]:
+            label = f"for {', '.join(value)}" if isinstance(value, tuple) else str(value)
+            options.append((label, value))  # e.g. defend = "hasty_up_to:2"
         return w.Dropdown(options=options, value=value, description=field, style=style)
     if spec.kind is bool:
         return w.Checkbox(value=bool(value), description=field, style=style)

@@ -24,6 +24,7 @@ FIELDS: dict[str, dict[str, Any]] = {
         "defend": "always",
         "guard": "never",
         "hit_chance": 1.0,
+        "guard_mode": "backup",
     },
     "vtm": {
         "dexterity": None,
@@ -78,6 +79,8 @@ def make_scenario(
             params["guard"] = "backup"
         if system == "readiness" and params["guard"] is False:
             params["guard"] = "never"
+        if system == "readiness" and isinstance(params["guard"], list):
+            params["guard"] = tuple(params["guard"])  # R7a: names, as validation keeps them
         params["attack_share"] = float(params["attack_share"])
         names = [base] if count == 1 else [f"{base} {k}" for k in range(1, count + 1)]
         for member in names:

@@ -227,3 +227,48 @@ def test_difference_plots_render(hold):
     assert [t.get_text() for t in ax.get_yticklabels()] == ["Gunnar", "Wolf 1"]
     with pytest.raises(KeyError):
         plot_differences(hold, "no_such_metric")
+
+
+def test_a_changed_guard_shows_its_allies_gain_and_its_cost(capsys):
+    """R7a: Bran guards only Mira in A, every ally in B: compare names both allies (Kira
+    newly guarded, Mira guarded in both) with their paired differences, and Bran's cost."""
+    bodyguard = SCENARIOS / "bodyguard.toml"
+    c = simkit.compare(bodyguard, set=["Bran.guard=always"], rounds=20_000, rng=3)
+    (change,) = c.guard_changes
+    assert change.guard == "Bran" and change.allies == ("Mira", "Kira")
+    assert change.in_a == {"Mira": "always"} and change.in_b == {"Mira": "always", "Kira": "always"}
+    assert not change.every_a and change.every_b
+    kira = c.difference("Kira", "undefended")
+    assert kira.ci_high < 0  # a guard for Kira answers some attacks nobody else could
+    from simkit.output.terminal import guard_lines
+
+    text = "\n".join(guard_lines(c))
+    assert "guards Mira (always) in A, every ally (always) in B" in text
+    assert "Kira, guarded by Bran in B only" in text and "Mira, guarded by Bran in both" in text
+    assert "Bran's cost, per round: actions" in text
+    # the same lines are the json notes
+    assert (
+        main(
+            [
+                "compare",
+                str(bodyguard),
+                "--set",
+                "Bran.guard=[Kira]",
+                "--rounds",
+                "2000",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
+    import json
+
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert any("guards Mira (always) in A, Kira (always) in B" in n for n in notes)
+    assert any(n.startswith("  Mira, guarded by Bran in A only") for n in notes)
+
+
+def test_no_guard_lines_without_a_guard_change():
+    c = simkit.compare(WOLVES, set=["Gunnar.hold=never"], rounds=2000, rng=1)
+    assert c.guard_changes == []

@@ -1503,3 +1503,108 @@ def test_r7_rev3_backup_guard_does_not_step_in_for_a_target_that_stands_aside():
         1,
         1,
     )
+
+
+# --------------------------------------------------------------------------- R7a named guards
+def bodyguard(guard: Any, mode: str = "always") -> Scenario:
+    """W (one die) attacks D 1 or D 2 at random (its target is their count group D); G (one
+    die) guards as given; D 1, D 2 and G never attack."""
+    g: dict[str, Any] = {"name": "G", "side": "party", "readiness": 1, "attack_share": 0.0}
+    g["guard"] = guard
+    if isinstance(guard, list):
+        g["guard_mode"] = mode
+    return scenario(
+        {"name": "W", "side": "wolves", "readiness": 1, "target": "D"},
+        {"name": "D", "side": "party", "readiness": 1, "attack_share": 0.0, "count": 2},
+        g,
+    )
+
+
+OUTCOMES = (
+    "undefended",
+    "defended",
+    "hasty_only",
+    "defenses",
+    "hasty_defenses",
+    "attacks_received",
+)
+
+
+@pytest.mark.parametrize("mode", ["always", "backup"])
+def test_r7a_a_named_guard_protects_only_its_ally_exact(mode):
+    """G guarding D 1 by name is G guarding every ally for D 1 and no guard for D 2, exactly."""
+    every = exact_expectations(bodyguard(mode))
+    named = exact_expectations(bodyguard(["D 1"], mode))
+    nobody = exact_expectations(bodyguard("never"))
+    for m in OUTCOMES:
+        assert named[("D 1", m)] == every[("D 1", m)], m
+        assert named[("D 2", m)] == nobody[("D 2", m)], m
+    # W attacks once; G can answer iff g == w and W acts before G (tied single dice are
+    # ordered uniformly at random): 1/6 * 1/2, for either target under "every ally"
+    p_g_can = Fraction(1, 12)
+    if mode == "always":
+        assert every[("G", "guard_defenses")] == p_g_can
+        assert named[("G", "guard_defenses")] == p_g_can / 2  # only attacks on D 1 (1/2)
+    assert named[("G", "guard_defenses")] == every[("G", "guard_defenses")] / 2
+
+
+def test_r7a_what_the_unprotected_ally_loses_exact():
+    """The bodyguard's gain for D 1 is D 2's loss: the attacks on D 2 that only G answered.
+
+    An attack on D (1/2 each) is left unanswered without G iff D has no die when W
+    attacks: d > w (D acted first), or d == w and D came before W.  G answers iff g == w
+    and W came before G.  Over w, d, g (1/6 each):
+      d > w, g == w, W before G:          sum_w (6 - w) / 216 * 1/2 = 15/432
+      d == g == w, order D, W, G (1/6):    6/216 * 1/6              =  2/432
+    so 17/432 of the attacks on D are unanswered only for want of G, and D 2 loses
+    1/2 * 17/432 = 17/864 of an answered attack per round; D 1 keeps them."""
+    every = exact_expectations(bodyguard("always"))
+    named = exact_expectations(bodyguard(["D 1"], "always"))
+    gain = Fraction(1, 2) * Fraction(17, 432)
+    assert named[("D 2", "undefended")] - every[("D 2", "undefended")] == gain == Fraction(17, 864)
+    assert named[("D 1", "undefended")] == every[("D 1", "undefended")]
+    # and D 2's unanswered attacks are those of a fight without any guard
+    nobody = exact_expectations(bodyguard("never"))
+    assert named[("D 2", "undefended")] == nobody[("D 2", "undefended")]
+    assert every[("D 2", "undefended")] < nobody[("D 2", "undefended")]
+
+
+def test_r7a_backup_is_the_first_backup_guard_that_protects_the_target():
+    """G1 (backup for D2 only) comes first in scenario order but does not guard D1: G2
+    (backup for every ally) steps in for D1; the named guard's response cites R7a."""
+    s = scenario(
+        {"name": "W", "side": "wolves", "readiness": 2, "target": "D1", "role": "secondary"},
+        {"name": "D1", "side": "party", "readiness": 1, "attack_share": 0.0},
+        {"name": "D2", "side": "party", "readiness": 1, "attack_share": 0.0},
+        {"name": "G1", "side": "party", "readiness": 1, "attack_share": 0.0, "guard": ["D2"]},
+        {"name": "G2", "side": "party", "readiness": 1, "attack_share": 0.0, "guard": "backup"},
+    )
+    # W 6,6 acts first; D1 (a 1) could answer only hastily: the backup guard G2 steps in
+    counts, log = scripted(s, [6, 6, 1, 2, 6, 6])
+    assert play_log(log)[:4] == [
+        ("turn", "R3", "W", 6),
+        ("act", "R4", "W", 6, False),
+        ("attack", "R4", "W", "D1", 6, False),
+        ("response", "R7", "G2", "D1", 6, "guard", 0),
+    ]
+    # W's second attack on D1: G2 is out of dice and G1 does not guard D1, so D1 answers
+    # hastily (scale 5) and G1 keeps its 6
+    assert counts[("G1", "guard_defenses")] == 0 and counts[("D1", "defended")] == 1
+    assert counts[("D1", "hasty_only")] == 1 and counts[("G1", "actions")] == 1
+    # the same with W attacking D2: G1 steps in, by name (R7a)
+    s2 = scenario(
+        {"name": "W", "side": "wolves", "readiness": 2, "target": "D2", "role": "secondary"},
+        *[{**dict(name=c.name, side=c.side), **_given(c)} for c in s.combatants[1:]],
+    )
+    counts, log = scripted(s2, [6, 6, 1, 2, 6, 6])
+    assert play_log(log)[3] == ("response", "R7a", "G1", "D2", 6, "guard", 0)
+    # W's second attack on D2: G1 is out of dice, so the first able backup is G2
+    assert counts[("G1", "guard_defenses")] == 1 and counts[("G2", "guard_defenses")] == 1
+
+
+def _given(c: Any) -> dict[str, Any]:
+    keys = ("readiness", "attack_share", "guard")
+    out = {k: c[k] for k in keys}
+    if isinstance(out["guard"], tuple):
+        out["guard"] = list(out["guard"])
+    return out

@@ -758,3 +758,32 @@ def test_the_sensitivity_section_is_simkit_sensitivity_at_the_reports_rounds(wol
     csv_table = pd.read_csv(out / "sensitivity.csv")
     assert len(csv_table) == len(s.table)
     assert "each at the report's 20,000 rounds" in md
+
+
+def test_a_guard_finding_names_the_guarded_allys_gain(tmp_path):
+    """R7a: the finding on Bran's guard (for Mira, set back to never) gives Mira's attacks
+    left unanswered and answered only hastily, as written and without the guard, with the
+    paired interval of holding.csv; the rule is a footnote."""
+    path = Path(__file__).resolve().parents[1] / "scenarios" / "bodyguard.toml"
+    rendered = report_module.make_report(path, ROUNDS, SEED)
+    (effect,) = [e for e in rendered.data.policies if e.change.who == "Bran"]
+    assert effect.change.fields == (("guard", ("Mira",), "never"),)
+    assert effect.change.label == "Bran.guard=[Mira] vs never"
+    sentence = next(s for s in rendered.findings if s.startswith("For the allies it guards"))
+    assert "Mira's attacks left unanswered" in sentence and "Kira" not in sentence
+    table = rendered.data.holding_table()
+    row = _row(
+        table, policy=effect.change.label, level="combatant", name="Mira", metric="undefended"
+    )
+    assert row.difference < 0  # as written minus without the guard: fewer unanswered
+    low, high = row.ci_low, row.ci_high
+    assert high < 0
+    shown = re.search(
+        r"left unanswered ([0-9.]+) instead of ([0-9.]+) \(([-+][0-9.]+) ± ", sentence
+    )
+    assert shown, sentence
+    assert abs(float(shown[1]) - row.as_written) < 0.01 and low <= float(shown[3]) <= high
+    assert not RULE_ID.search(sentence)
+    out = tmp_path / "r"
+    rendered.write(out)
+    assert "rule R7a in docs/rules.md" in (out / "report.md").read_text(encoding="utf-8")

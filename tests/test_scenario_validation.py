@@ -341,6 +341,55 @@ BAD_SCENARIOS: list[tuple[str, str, str, tuple[str, ...]]] = [
 ]
 
 
+# R7a: a guard that names the allies it protects (docs/rules-decisions.md, R7a)
+MIRA = {"name": '"Mira"', "side": '"party"', "readiness": "2"}
+HERO_PATH = 'combatant "Hero" (index 0).guard'
+BAD_SCENARIOS += [
+    (
+        "r7a-unknown-ally",
+        doc(combatants=[with_(HERO, guard='["Mra"]'), MIRA, WOLF]),
+        HERO_PATH,
+        ("'Mra' is not a combatant or group", "did you mean 'Mira'?", "allies of Hero: 'Mira'"),
+    ),
+    (
+        "r7a-opponent",
+        doc(combatants=[with_(HERO, guard='["Mira", "Wolf"]'), MIRA, WOLF]),
+        HERO_PATH,
+        ("'Wolf' is not an ally of Hero", "side 'wolves'"),
+    ),
+    (
+        "r7a-itself",
+        doc(combatants=[with_(HERO, guard='["Hero"]'), MIRA, WOLF]),
+        HERO_PATH,
+        ("'Hero' is itself", "R7 already lets"),
+    ),
+    (
+        "r7a-empty",
+        doc(combatants=[with_(HERO, guard="[]"), MIRA, WOLF]),
+        HERO_PATH,
+        ("an empty list names nobody",),
+    ),
+    (
+        "r7a-twice",
+        doc(combatants=[with_(HERO, guard='["Mira", "Mira"]'), MIRA, WOLF]),
+        HERO_PATH,
+        ("'Mira' is listed twice",),
+    ),
+    (
+        "r7a-mode-without-list",
+        doc(combatants=[with_(HERO, guard='"always"', guard_mode='"always"'), MIRA, WOLF]),
+        'combatant "Hero" (index 0).guard_mode',
+        ("goes with a list of the allies",),
+    ),
+    (
+        "r7a-own-copy",
+        doc(combatants=[HERO, with_(WOLF, guard='["Wolf 2"]')]),
+        'combatant "Wolf" (index 1).guard',
+        ("'Wolf 2' is one of its own copies",),
+    ),
+]
+
+
 def write(tmp_path: Path, text: str, name: str = "fight.toml") -> Path:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
@@ -517,6 +566,7 @@ def test_defaults_are_filled_in(tmp_path):
         "defend": "always",
         "guard": "never",
         "hit_chance": 1.0,
+        "guard_mode": "backup",
     }
     assert (s.rounds, s.seed, s.system) == (1000, 7, "readiness")
 
@@ -659,3 +709,25 @@ def test_validation_raises_only_scenario_errors_on_any_document(case):
         assert str(exc).startswith(name), str(exc)
     else:
         assert len(scenario.combatants) >= 2
+
+
+def test_r7a_named_guards_load_and_edit(tmp_path):
+    """A list of allies loads as a tuple; its own count group is allowed (the copies guard
+    each other); --set guard = "never" drops guard_mode with the list."""
+    from simkit.scenario import apply_set
+
+    text = doc(
+        combatants=[
+            with_(HERO, guard='["Mira"]', guard_mode='"always"'),
+            MIRA,
+            with_(WOLF, guard='["Wolf"]'),
+        ]
+    )
+    s = load_scenario(write(tmp_path, text))
+    assert s.combatants[0]["guard"] == ("Mira",) and s.combatants[0]["guard_mode"] == "always"
+    assert s.combatants[2]["guard"] == ("Wolf",) and s.combatants[2]["guard_mode"] == "backup"
+    never = apply_set(s, ["Hero.guard=never"])
+    assert never.combatants[0]["guard"] == "never"
+    assert never.combatants[0]["guard_mode"] == "backup"
+    back = apply_set(s, {"Hero.guard": ["Mira"]})
+    assert back.combatants[0]["guard"] == ("Mira",)

@@ -122,6 +122,12 @@ class Comparison:
             raise KeyError(f"no metric {metric!r} for {combatant!r}")
         return row.iloc[0]
 
+    @property
+    def guard_changes(self) -> list[GuardChange]:
+        """The guards whose protection differs between A and B (R7/R7a), each with the
+        allies it changes for: what ``compare`` shows beside the guard's cost."""
+        return guard_changes(self.a.scenario, self.b.scenario)
+
     def median_narrowing(self) -> float:
         """Median of ``se_unpaired / se_paired`` over the metrics where both are positive."""
         t = self.table
@@ -165,6 +171,56 @@ class Comparison:
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write :meth:`files` into the result directory ``out_dir`` as a whole."""
         return OutputDir(out_dir, "out_dir").write(self.files())
+
+
+GUARD_GAINS = ("undefended", "hasty_only")  # an ally's attacks left unanswered / only hasty
+GUARD_COSTS = ("actions", "guard_defenses")  # what guarding costs the guard
+
+
+@dataclass(frozen=True)
+class GuardChange:
+    """One guard whose protection differs between two scenarios (R7/R7a).
+
+    ``in_a``, ``in_b``: ally name -> how it guards it ("backup", "always") in A and B;
+    ``allies``: the allies it guards in A or B (scenario order), whose undefended and
+    hasty-only attacks show the guard's gain (an ally guarded in both still changes when
+    the guard's dice go elsewhere); ``every_a``, ``every_b``: it guards every
+    ally of its side."""
+
+    guard: str
+    in_a: dict[str, str]
+    in_b: dict[str, str]
+    allies: tuple[str, ...]
+    every_a: bool
+    every_b: bool
+
+
+def guard_changes(a: Scenario, b: Scenario) -> list[GuardChange]:
+    """The guards of A and B (the same combatants) whose protection differs."""
+    from simkit import systems
+
+    if a.system != b.system:
+        return []
+    system = systems.get(a.system)
+    protections = getattr(system, "protections", None)
+    if protections is None:
+        return []
+    pa, pb = protections(a), protections(b)
+    out = []
+    for c in a.combatants:
+        in_a, in_b = pa.get(c.name, {}), pb.get(c.name, {})
+        if in_a == in_b:
+            continue
+        allies = tuple(  # guarded in A or B: also those guarded in both, whose guard
+            d.name  # may now be busy elsewhere
+            for d in a.combatants
+            if d.side == c.side and d.name != c.name and (d.name in in_a or d.name in in_b)
+        )
+        side = {d.name for d in a.combatants if d.side == c.side and d.name != c.name}
+        every_a = bool(in_a) and set(in_a) == side
+        every_b = bool(in_b) and set(in_b) == side
+        out.append(GuardChange(c.name, in_a, in_b, allies, every_a, every_b))
+    return out
 
 
 def compare(

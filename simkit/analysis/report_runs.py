@@ -148,6 +148,8 @@ class Plan:
 def _text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, tuple):  # a list of names (readiness guard, R7a)
+        return "[" + ", ".join(str(v) for v in value) + "]"
     return str(value)
 
 

@@ -133,7 +133,7 @@ def _compare(comparison: Any, view: View) -> Tidy:
         },
         columns,
         rows,
-        [comparison.narrowing_line()],
+        [*terminal.guard_lines(comparison), comparison.narrowing_line()],
     )
 
 

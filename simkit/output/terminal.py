@@ -217,6 +217,7 @@ def comparison_table(
     hidden = len(t) - len(shown)
     if hidden and not all_metrics:
         lines.append(f"{hidden} rows with no significant difference not shown (--all shows them).")
+    lines += guard_lines(comparison)
     lines.append(
         f"{comparison.rounds:,} rounds each, seed {comparison.seed}, {comparison.batches} batches "
         f"of up to {comparison.batch_rounds:,} rounds; ± is the paired 95% half-width "
@@ -225,6 +226,73 @@ def comparison_table(
     )
     lines.append(comparison.narrowing_line())
     return "\n".join(fit(lines, width))
+
+
+GUARD_WORDS = {
+    "undefended": "left unanswered",
+    "hasty_only": "answered only hastily",
+    "actions": "actions",
+    "guard_defenses": "guard defenses",
+}
+
+
+def _guarding(protects: dict[str, str], every: bool) -> str:
+    """``every ally (backup)``, ``Mira (always)``, ``nobody``."""
+    if not protects:
+        return "nobody"
+    modes = sorted(set(protects.values()))
+    if every and len(modes) == 1:
+        return f"every ally ({modes[0]})"
+    by_mode = {m: [a for a, v in protects.items() if v == m] for m in modes}
+    return "; ".join(f"{', '.join(names)} ({m})" for m, names in by_mode.items())
+
+
+def guard_lines(comparison: Any) -> list[str]:
+    """When A and B differ in a guard (R7/R7a): what it guards in each, the protected
+    allies' gain (their attacks left unanswered and answered only hastily, per round, A
+    → B with the paired B − A) and the guard's cost (its actions and guard defenses)."""
+    changes = getattr(comparison, "guard_changes", None) or []
+    lines: list[str] = []
+    table = comparison.table
+
+    def row(who: str, metric: str) -> str | None:
+        r = table[(table.combatant == who) & (table.metric == metric)]
+        if r.empty:
+            return None
+        r = r.iloc[0]
+        half = comparison.t_paired * r.se_paired
+        return (
+            f"{GUARD_WORDS[metric]} {format_mean(metric, r.mean_a, r.se_unpaired)} → "
+            f"{format_mean(metric, r.mean_b, r.se_unpaired)} "
+            f"({format_difference(metric, r.difference, half)})"
+        )
+
+    for g in changes:
+        lines.append(
+            f"Guard {g.guard} (R7/R7a): guards {_guarding(g.in_a, g.every_a)} in A, "
+            f"{_guarding(g.in_b, g.every_b)} in B"
+        )
+        for ally in g.allies:
+            parts = [p for p in (row(ally, m) for m in ("undefended", "hasty_only")) if p]
+            a, b = g.in_a.get(ally), g.in_b.get(ally)
+            status = (
+                "in B only"
+                if a is None
+                else "in A only"
+                if b is None
+                else f"in both ({a})"
+                if a == b
+                else f"{a} in A, {b} in B"
+            )
+            if parts:
+                lines.append(
+                    f"  {ally}, guarded by {g.guard} {status}; attacks on {ally} per round: "
+                    + ", ".join(parts)
+                )
+        cost = [p for p in (row(g.guard, m) for m in ("actions", "guard_defenses")) if p]
+        if cost:
+            lines.append(f"  {g.guard}'s cost, per round: " + ", ".join(cost))
+    return lines
 
 
 def sweep_table(

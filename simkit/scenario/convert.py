@@ -185,6 +185,8 @@ def _toml(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value)
+    if isinstance(value, tuple):  # a list of names (readiness guard, R7a)
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
     return json.dumps(str(value), ensure_ascii=False)
 
 

@@ -145,6 +145,8 @@ def parse_value(text: str, spec: Field, what: str, origin: str, target: str = ""
     """One value written as text, read by the field's type and checked (an Offset for a
     signed number on a combatant's number field)."""
     text = text.strip()
+    if spec.names and len(text) >= 2 and text[0] == "[" and text[-1] == "]":
+        return check(names_of(text), spec, what, origin)  # guard=[Mira, Kira] (R7a)
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         text = text[1:-1]
     if _numeric(spec) and text[:1] in "+-" and target != RULES:
@@ -177,6 +179,18 @@ def parse_value(text: str, spec: Field, what: str, origin: str, target: str = ""
             + (f"; {DIGITS_NOTE}" if _numeric(spec) else "")
         ) from None
     return check(value, spec, what, origin)
+
+
+def names_of(text: str) -> list[str]:
+    """``[Mira, "Kira"]`` -> ``["Mira", "Kira"]`` (a names field's list, quotes optional)."""
+    inner = text.strip()[1:-1]
+    out = []
+    for part in inner.split(","):
+        part = part.strip()
+        if len(part) >= 2 and part[0] == part[-1] and part[0] in "'\"":
+            part = part[1:-1]
+        out.append(part)
+    return [] if out == [""] else out
 
 
 def check(value: Any, spec: Field, what: str, origin: str) -> Any:
@@ -251,7 +265,8 @@ def apply_set(
             origin = f"{label} {shown(text)}"
             target, name, raw = split_spec(text, origin, SET_FORM)
             spec = field_spec(scenario, target, name, origin)
-            if "," in raw or ".." in raw:
+            listed = spec.names and raw.startswith("[") and raw.endswith("]")
+            if ("," in raw or ".." in raw) and not listed:
                 raise ScenarioError(
                     f"{origin}: one value expected (ranges and lists are for --vary); "
                     f"expected {SET_FORM}"

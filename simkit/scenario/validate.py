@@ -85,6 +85,8 @@ def check_value(spec: Field, value: Any) -> tuple[Any, str | None]:
     integer number made float), else ``(None, message)``."""
     if isinstance(value, bool) and value in spec.aliases:
         return spec.aliases[value], None
+    if spec.names and isinstance(value, list | tuple):
+        return _names_value(spec, value)
     if isinstance(value, bool):
         ok = spec.kind is bool
     elif spec.kind is float:
@@ -117,6 +119,28 @@ def check_value(spec: Field, value: Any) -> tuple[Any, str | None]:
     if (spec.low is not None and value < spec.low) or (spec.high is not None and value > spec.high):
         return None, f"{shown(value)} is not allowed; allowed: {spec.describe()}"
     return value, None
+
+
+def _names_value(spec: Field, value: list[Any] | tuple[Any, ...]) -> tuple[Any, str | None]:
+    """A list of names for a ``names`` field, as a tuple; the system's ``check`` says
+    what they must name."""
+    if not value:
+        return None, f'an empty list names nobody (no guard is "never"); allowed: {spec.describe()}'
+    if len(value) > MAX_COMBATANTS:
+        return None, f"a list of {len(value):,} names; a scenario has at most {MAX_COMBATANTS}"
+    seen: set[str] = set()
+    for k, name in enumerate(value):
+        if not isinstance(name, str):
+            return None, (
+                f"expected a list of names, got {_type_name(name)} {shown(name)} at position {k}"
+            )
+        bad = "must not be empty" if not name.strip() else _text_problem(name)
+        if bad:
+            return None, f"name at position {k}: {bad}"
+        if name in seen:
+            return None, f"{shown(name)} is listed twice; list each name once"
+        seen.add(name)
+    return tuple(value), None
 
 
 # --------------------------------------------------------------------------- files

@@ -64,7 +64,9 @@ class Field:
     ``aliases`` maps accepted spellings to the value they mean (``guard = true`` is
     ``"backup"``); ``pattern`` is a regular expression for string values beyond
     ``choices`` whose integer group must lie in ``[pattern_low, pattern_high]``
-    (``hasty_up_to:N``).
+    (``hasty_up_to:N``).  ``names``: the field also takes a list of combatant or group
+    names (readiness ``guard = ["Mira"]``, R7a), each a non-empty printable string, kept
+    as a tuple; what they must name is the system's ``check``.
     """
 
     kind: type
@@ -78,6 +80,7 @@ class Field:
     pattern_low: int = 0
     pattern_high: int = 0
     meaning: str = ""
+    names: bool = False
 
     def describe(self) -> str:
         """What is allowed, in words."""
@@ -357,6 +360,12 @@ class RulesBase:
     def edit(self, given: dict[str, Any], key: str, value: Any) -> str | None:
         given[key] = value
         return None
+
+    def protections(self, scenario: Any) -> dict[str, dict[str, str]]:
+        """Who answers attacks on whom besides the target itself: guard name -> {ally
+        name: how it guards} (readiness R7/R7a); empty for a system without guards.
+        ``compare`` and reports read it to show what a guard changes for its allies."""
+        return {}
 
     def dist_size(self, params: Mapping[str, Any]) -> int:
         return 2  # an action or none

@@ -10,8 +10,9 @@ Rules read from the scenario: ``order`` ("dynamic" | "chain" | "chain_unbroken")
 ``prep`` ("one_die" | "sixes" | "lowest"), ``holder_actions`` ("held_dice" |
 "release_only"), ``release`` ("higher" | "any"); combatant
 fields ``readiness, advantage, role, weakness, surprised, hold, defend, guard
-("never" | "backup" | "always"; defend and guard also with ``+when_effective``, R7
-[rev 3]), target, attack_share, hit_chance``.  Revision 1 is the
+("never" | "backup" | "always", or R7a's list of allies with guard_mode "backup" |
+"always"; defend, guard and guard_mode also with ``+when_effective``, R7 [rev 3]),
+target, attack_share, hit_chance``.  Revision 1 is the
 special case ``prep`` "sixes" or "lowest", ``holder_actions = "release_only"``, no
 guard "always", nobody surprised.  Revision 2 is ``order`` "dynamic" or
 "chain_unbroken" and ``release = "any"``.
@@ -82,7 +83,8 @@ response       R7    ``(responder, defended, die, kind, scale)``: ``responder`` 
                      ``die`` answering the attack on ``defended``; ``kind`` is ``"self"``
                      (its own normal defense), ``"hasty"`` (its own hasty defense,
                      ``scale`` = initiative - die >= 1) or ``"guard"`` (for an ally);
-                     ``scale`` is 0 unless hasty.
+                     ``scale`` is 0 unless hasty.  The rule is ``R7a`` for a guard
+                     that names the allies it protects (``guard = ["Mira"]``).
 unanswered     R7    ``(target,)``: nobody answered the attack just made on ``target``.
 no_effect      R7    ``(attacker, target)``: [rev 3] the attack just made would not take
                      effect (drawn: hit_chance < 1); right after its ``attack``.
@@ -240,13 +242,15 @@ class Fighter:
     surprised: bool
     hold: str
     defend: str
-    guard: str
+    guard: str  # "never", "backup" or "always" (for a named guard: its guard_mode)
     target: str
     attack_share: float
     hit_chance: float  # R7 [rev 3]
     defend_when_effective: bool  # R7 [rev 3]: answers only an attack that would take effect
     guard_when_effective: bool
     targets: list[Fighter] = field(default_factory=list, repr=False)
+    # R7a: the indices of the allies it protects; None: every ally (R7)
+    protects: frozenset[int] | None = None
     # the round's state
     dice: list[int] = field(default_factory=list)  # every die of the round, after R2
     unspent: list[int] = field(default_factory=list)  # unspent dice, high to low
@@ -296,8 +300,21 @@ def _parameters(scenario: Scenario) -> tuple[tuple[dict[str, Any], tuple[int, ..
     for c in scenario.combatants:
         assert c["role"] in ROLES, c["role"]
         assert c["hold"] in HOLDS, c["hold"]
-        guard, guard_we = when_effective(c["guard"], alone="")
+        # R7a: a list of ally names or count group names, guarding as guard_mode says;
+        # R7 [rev 3]: the policy may end in "+when_effective"
+        named = isinstance(c["guard"], tuple)
+        guard, guard_we = when_effective(c["guard_mode"] if named else c["guard"], alone="")
         assert guard in GUARDS and not (guard_we and guard == "never"), c["guard"]
+        protects = None
+        if named:
+            allies = [
+                j
+                for j, o in enumerate(scenario.combatants)
+                if o.side == c.side
+                and o is not c
+                and (o.name in c["guard"] or (o.group in c["guard"] and o.group != o.name))
+            ]
+            protects = frozenset(allies)
         hasty_limit(c["defend"])  # validates the policy
         fields = {
             "name": c.name,
@@ -311,6 +328,7 @@ def _parameters(scenario: Scenario) -> tuple[tuple[dict[str, Any], tuple[int, ..
             "hold": c["hold"],
             "defend": c["defend"],
             "guard": guard,
+            "protects": protects,
             "target": c["target"],
             "attack_share": c["attack_share"],
             "hit_chance": c["hit_chance"],
@@ -531,17 +549,17 @@ class Round:
         # Guards: the first able "backup" guard in scenario order steps in when D will
         # not defend normally, and then D makes no hasty defense; every able "always"
         # guard responds in addition, never stopping D's own response.
+        # R7a: a guard that names the allies it protects answers only for them.
+        guarding = [g for g in self.allies(d) if g.protects is None or d.index in g.protects]
         guards: list[Fighter] = []
         if not defends_normally:
-            backups = [g for g in self.allies(d) if g.guard == "backup"]
+            backups = [g for g in guarding if g.guard == "backup"]
             able = [g for g in backups if self.can_answer(g, a, by_holder)]
             if able:
                 guards.append(able[0])
                 if own == "hasty":
                     own = None
-        guards += [
-            g for g in self.allies(d) if g.guard == "always" and self.can_answer(g, a, by_holder)
-        ]
+        guards += [g for g in guarding if g.guard == "always" and self.can_answer(g, a, by_holder)]
         guards.sort(key=lambda g: g.index)
         # Resolution: D first, then the guards in scenario order.
         normal_responses = 0
@@ -575,7 +593,8 @@ class Round:
             g.defenses += 1
             g.guard_defenses += 1
             normal_responses += 1
-            self._note("response", "R7", g.name, d.name, die, "guard", 0)
+            rule = "R7" if g.protects is None else "R7a"
+            self._note("response", rule, g.name, d.name, die, "guard", 0)
         # the attack's outcome, counted on its target
         if normal_responses > 0:
             d.defended += 1
@@ -1022,8 +1041,9 @@ def random_scenario(rng: random.Random) -> Scenario:
     """A valid random scenario (validated like a file): 2-4 sides, 2-8 combatants with
     ``count`` groups, readiness 1-6 (now and then up to 20), every rule and policy
     variant reachable: order, prep, holder_actions; hold, defend (hasty_up_to:N),
-    guard (also as true/false), surprised, role, weakness, advantage (up to 9 and
-    beyond 5), attack_share (0, 1, fractions, a tiny one), targets by name or group."""
+    guard (also as true/false, and R7a's lists of allies with guard_mode), surprised,
+    role, weakness, advantage (up to 9 and beyond 5), attack_share (0, 1, fractions, a
+    tiny one), targets by name or group."""
     from simkit.scenario import scenario_from_dict
 
     n_sides = rng.choice((2, 2, 2, 3, 4))
@@ -1060,6 +1080,14 @@ def random_scenario(rng: random.Random) -> Scenario:
             e["defend"] = rng.choice(RANDOM_DEFENDS)
         if rng.random() < 0.7:
             e["guard"] = rng.choice(RANDOM_GUARDS)
+        # R7a: a list of allies (names, count groups, its own group) now and then
+        own = {m[0] for m in members if m[1] == e["name"]}
+        allies = [m[0] for m in members if m[2] == e["side"] and m[0] not in own]
+        allies += sorted({m[1] for m in members if m[2] == e["side"] and m[0] != m[1]})
+        if allies and rng.random() < 0.3:
+            e["guard"] = rng.sample(allies, rng.randint(1, min(2, len(allies))))
+            if rng.random() < 0.6:
+                e["guard_mode"] = rng.choice(("backup", "always"))
         if rng.random() < 0.15:
             e["surprised"] = True
         e["attack_share"] = rng.choice(RANDOM_SHARES)
@@ -1068,7 +1096,11 @@ def random_scenario(rng: random.Random) -> Scenario:
         if rng.random() < 0.3:
             e["defend"] = rng.choice(RANDOM_WHEN_EFFECTIVE_DEFENDS)
         if rng.random() < 0.2:
-            e["guard"] = rng.choice(RANDOM_WHEN_EFFECTIVE_GUARDS)
+            if isinstance(e.get("guard"), list) and rng.random() < 0.5:
+                e["guard_mode"] = rng.choice(RANDOM_WHEN_EFFECTIVE_GUARDS)  # R7a with rev 3
+            else:
+                e["guard"] = rng.choice(RANDOM_WHEN_EFFECTIVE_GUARDS)
+                e.pop("guard_mode", None)
         opponents = [m for m in members if m[2] != e["side"]]
         groups = sorted({m[1] for m in opponents if m[0] != m[1]})
         r = rng.random()

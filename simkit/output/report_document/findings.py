@@ -415,6 +415,7 @@ def policy_findings(e: PolicyEffect, numbers: Numbers, notes: Footnotes) -> list
             )
         elif b is not None:
             out.append(f"Attacks on {who} {what}: no detectable change ({b.text()} per round).")
+    out += guard_gain_findings(e, numbers, notes)
     parts = []
     if numbers.has("undefended"):
         u = effect(e, "side", c.side, "undefended")
@@ -430,6 +431,47 @@ def policy_findings(e: PolicyEffect, numbers: Numbers, notes: Footnotes) -> list
     if parts:
         out.append("Per round, " + ", ".join(parts) + ".")
     return out
+
+
+MAX_GUARDED = 4  # allies named in a guard finding (the largest changes first)
+
+
+def guard_gain_findings(e: PolicyEffect, numbers: Numbers, notes: Any) -> list[str]:
+    """For a guard policy (R7/R7a): the protected allies' gain beside the guard's cost,
+    i.e. the attacks on each ally it guards left unanswered and answered only hastily,
+    as written instead of without the guard, with the paired interval."""
+    changes = getattr(e.comparison, "guard_changes", None)
+    if not changes or not numbers.has("undefended"):
+        return []
+    allies = list(dict.fromkeys(a for g in changes for a in g.allies))
+    named = any(not (g.every_a or g.every_b) for g in changes)
+    found = []
+    for ally in allies:
+        u = effect(e, "combatant", ally, "undefended")
+        h = effect(e, "combatant", ally, "hasty_only") if numbers.has("hasty_only") else None
+        if u is not None:
+            found.append((abs(u.difference), ally, u, h))
+    found.sort(key=lambda x: -x[0])
+    rule = "R7a" if named else "R7"
+    parts = []
+    for _, ally, u, h in found[:MAX_GUARDED]:
+        part = f"{possessive(ally)} attacks left unanswered {_change_instead('undefended', u)}"
+        if h is not None:
+            part += f" and answered only hastily {_change_instead('hasty_only', h)}"
+        parts.append(part)
+    if not parts:
+        return []
+    more = len(found) - MAX_GUARDED
+    tail = f"; {more} more in holding.csv" if more > 0 else ""
+    mark = notes.rule("Guarding named allies" if named else "Guarding", [rule])
+    return [f"For the allies it guards{mark}, per round: " + "; ".join(parts) + tail + "."]
+
+
+def _change_instead(metric: str, e: Effect) -> str:
+    """``unchanged``, or ``0.30 instead of 0.41 (−0.11 ± 0.01)``."""
+    if e.exact_zero:
+        return "unchanged"
+    return f"{_instead(metric, e)} ({e.text()})"
 
 
 def _instead(metric: str, e: Effect) -> str:

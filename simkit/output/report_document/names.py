@@ -46,6 +46,8 @@ def value_words(value: Any, field: Any = None) -> str:
         return f"{value:g}"
     if value is None:
         return "–"
+    if isinstance(value, tuple):  # names (readiness guard = ["Mira"], R7a)
+        return "for " + join_names([str(v) for v in value])
     text = str(value)
     free_text = getattr(field, "choices", None) is None and getattr(field, "pattern", None) is None
     if field is not None and free_text:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from simkit.systems.base import Problem, SystemBase
-from simkit.systems.readiness import events, kernel
+from simkit.systems.readiness import events, guards, kernel, schema
 from simkit.systems.readiness.codes import COUNTS, SCENARIO_COUNTS, SIDES
 from simkit.systems.readiness.schema import FIELDS, RULES
 
@@ -63,7 +63,37 @@ class Readiness(SystemBase):
                     'or set role = "hero"',
                 )
             ]
+        if guards.MODE_FIELD in entry and not guards.is_named(params.get("guard")):
+            return [
+                Problem(
+                    guards.MODE_FIELD,
+                    "guard_mode goes with a list of the allies it guards (R7a), e.g. "
+                    'guard = ["Mira"]; with guard = "backup" or "always" remove guard_mode',
+                )
+            ]
         return []
+
+    def protections(self, scenario: Any) -> dict[str, dict[str, str]]:
+        """R7/R7a: each guard -> {ally it answers for: "backup" or "always"}."""
+        out: dict[str, dict[str, str]] = {}
+        for i, c in enumerate(scenario.combatants):
+            how, _ = schema.when_effective(guards.mode(c), alone="")  # R7 [rev 3] aside
+            if how == "never":
+                continue
+            allies = guards.protected(scenario, i)
+            if allies is None:
+                allies = tuple(j for j in scenario.side_members(c.side) if j != i)
+            out[c.name] = {scenario.combatants[j].name: how for j in allies}
+        return out
+
+    def check(self, scenario: Any) -> list[Problem]:
+        return guards.guard_problems(scenario)  # R7a: a named guard lists allies
+
+    def edit(self, given: dict[str, Any], key: str, value: Any) -> str | None:
+        if key == "guard" and not isinstance(value, list | tuple):
+            given.pop(guards.MODE_FIELD, None)  # R7a: the mode belongs to a list of names
+        given[key] = value
+        return None
 
     def dist_size(self, params: Mapping[str, Any]) -> int:
         return int(params["readiness"]) + 1

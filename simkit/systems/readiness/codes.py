@@ -193,7 +193,7 @@ EVENT_FIELDS = {
     "declare": ("combatant", "", "value", "", ""),
     "act": ("combatant", "", "die", "holder_action", ""),
     "attack": ("attacker", "target", "initiative", "by_holder", ""),
-    "response": ("responder", "defended", "die", "kind", "scale"),
+    "response": ("responder", "defended", "die", "kind", "scale"),  # c: 1 for a named guard (R7a)
     "unanswered": ("target", "", "", "", ""),
     "expired": ("combatant", "", "count", "", ""),
     "stalemate": ("", "", "", "", ""),
@@ -237,8 +237,9 @@ FACE_BITS = np.int64(3)  # a face 1..6 in a roll event
     P_TARGET_MASK,  # target count - 1 if a power of two >= 2 (a one-byte draw), else -1
     P_HIT,  # R7 [rev 3] hit_chance as a chance threshold, HIT_ALWAYS for 1 (no draw)
     P_WHEN_EFFECTIVE,  # WE_DEFEND | WE_GUARD bits: answers only attacks that take effect
-) = _fields(18)
-N_P = 18
+    P_GUARD_NAMED,  # 1: its guard protects only the allies it lists (R7a; trace cites R7a)
+) = _fields(19)
+N_P = 19
 
 (
     W_POOL,  # unspent dice: the count of face f in bits 8(f-1)..8f-1

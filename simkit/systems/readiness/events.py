@@ -25,6 +25,7 @@ from simkit.systems.readiness.codes import (
 )
 
 _FIELD = 8
+NAMED_GUARD_RULE = "R7a"  # a response of a guard that protects the allies it names
 
 
 def pool_dice(pool: int) -> tuple[int, ...]:
@@ -73,6 +74,9 @@ def decode(event: np.ndarray, names: Sequence[str]) -> tuple[str, str, dict[str,
     elif kind == "response":
         fields["die"] = a
         fields["kind"] = RESPONSE_KINDS[b]
+        if fields["kind"] == "guard":  # c: 1 for a guard of named allies
+            fields["scale"] = 0
+            return kind, (NAMED_GUARD_RULE if c else EVENT_RULES[kind]), fields
         fields["scale"] = c
     elif spec[2]:
         fields[spec[2]] = a
@@ -136,6 +140,8 @@ def event_text(event: np.ndarray, names: Sequence[str]) -> str:
             text = f"{who} defends with a {f['die']}"
         elif f["kind"] == "hasty":
             text = f"{who} defends hastily with a {f['die']} (scale {f['scale']})"
+        elif rule == NAMED_GUARD_RULE:
+            text = f"{who} guards {target} with a {f['die']} (an ally it names)"
         else:
             text = f"{who} guards {target} with a {f['die']}"
     elif kind == "unanswered":

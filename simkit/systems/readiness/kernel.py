@@ -56,7 +56,7 @@ from simkit.systems.counting import (
     clear_batch,
     flush_batch,
 )
-from simkit.systems.readiness import schema
+from simkit.systems.readiness import guards, schema
 from simkit.systems.readiness.codes import (
     ACTIONS,
     ATTACKS_RECEIVED,
@@ -103,6 +103,7 @@ from simkit.systems.readiness.codes import (
     P_FIXED_FACES,
     P_FIXED_POOL,
     P_GUARD,
+    P_GUARD_NAMED,
     P_HASTY_LIMIT,
     P_HIT,
     P_HOLD,
@@ -151,7 +152,7 @@ class Compiled:
     layout: Layout
     params: np.ndarray  # int64 [N_P, n]
     targets: np.ndarray  # int64: the target lists (equal lists share their entries)
-    guards: np.ndarray  # int64: per side (start, count), then the guards in scenario order
+    guards: np.ndarray  # int64: per combatant D (start, count), then the lists of D's guards
     rules: np.ndarray  # int64 [4]: ORDER_*, PREP_*, HOLDER_*, RELEASE_HIGHER / RELEASE_ANY
     n_sides: int
     count_slots: np.ndarray  # uint64 [n, K]: Layout.count_slots (unsigned: no index fix-up)
@@ -235,9 +236,13 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         params[P_SIDE, i] = sides.index(c.side)
         params[P_HOLD, i] = code_of(HOLD_CODES, c["hold"], f"{what}.hold")
         params[P_DEFEND, i], params[P_HASTY_LIMIT, i] = defend_code(c["defend"], f"{what}.defend")
-        guard, _ = schema.when_effective(c["guard"])
+        # R7a: a named guard's policy is its guard_mode; R7 [rev 3]: either may end in
+        # "+when_effective" (schema.when_effective, the one parser of the form)
+        guard_policy = guards.mode(c)
+        guard, _ = schema.when_effective(guard_policy)
         params[P_GUARD, i] = code_of(GUARD_CODES, guard, f"{what}.guard")
-        params[P_WHEN_EFFECTIVE, i] = when_effective_bits(c["defend"], c["guard"])
+        params[P_GUARD_NAMED, i] = int(guards.is_named(c["guard"]))
+        params[P_WHEN_EFFECTIVE, i] = when_effective_bits(c["defend"], guard_policy)
         params[P_HIT, i] = hit_code(c["hit_chance"])
         params[P_SURPRISED, i] = int(bool(c["surprised"]))
         params[P_SHARE, i] = share_code(c["attack_share"])
@@ -251,17 +256,7 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         params[P_TARGET_COUNT, i] = len(listed)
         m = len(listed)
         params[P_TARGET_MASK, i] = m - 1 if 2 <= m <= 256 and m & (m - 1) == 0 else -1
-    guards: list[int] = []
-    header = np.zeros(2 * len(sides), dtype=np.int64)
-    for s, side in enumerate(sides):
-        members = [
-            i
-            for i, c in enumerate(combatants)
-            if c.side == side and params[P_GUARD, i] != GUARD_NEVER
-        ]
-        header[2 * s] = 2 * len(sides) + len(guards)
-        header[2 * s + 1] = len(members)
-        guards.extend(members)
+    guard_lists, header = _guard_lists(scenario, params)
     rules = np.array(
         [
             code_of(ORDER_CODES, scenario.rules["order"], f"{scenario.source}: rules.order"),
@@ -294,7 +289,7 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         layout=layout,
         params=params,
         targets=np.array(targets, dtype=np.int64),
-        guards=np.concatenate([header, np.array(guards, dtype=np.int64)]),
+        guards=np.concatenate([header, np.array(guard_lists, dtype=np.int64)]),
         rules=rules,
         n_sides=len(sides),
         count_slots=np.ascontiguousarray(layout.count_slots, dtype=np.uint64),
@@ -330,6 +325,34 @@ def _declining(params: np.ndarray) -> int:
     if not (params[P_HIT] != HIT_ALWAYS).any():
         return 0
     return 1 + int((params[P_WHEN_EFFECTIVE] != 0).sum())
+
+
+def _guard_lists(scenario, params: np.ndarray) -> tuple[list[int], np.ndarray]:
+    """R7/R7a as data: for each combatant D, the guards that may answer for it, in scenario
+    order (GL[2 D] the start of its list in GL, GL[2 D + 1] its length; equal lists share
+    their entries).  A guard of every ally is in the list of each member of its side,
+    itself included (the kernel skips a guard's own attacks: R7 is its own defense); a
+    guard of named allies (R7a) only in theirs.  So a scenario without named guards has one
+    list per side, as before, and the policy is data: no compile per scenario."""
+    n = len(scenario.combatants)
+    protects = [guards.protected(scenario, g) for g in range(n)]
+    entries: list[int] = []
+    shared: dict[tuple[int, ...], int] = {}
+    header = np.zeros(2 * n, dtype=np.int64)
+    for d, c in enumerate(scenario.combatants):
+        listed = tuple(
+            g
+            for g, other in enumerate(scenario.combatants)
+            if other.side == c.side
+            and params[P_GUARD, g] != GUARD_NEVER
+            and (protects[g] is None or d in protects[g])
+        )
+        if listed not in shared:
+            shared[listed] = len(entries)
+            entries.extend(listed)
+        header[2 * d] = 2 * n + shared[listed]
+        header[2 * d + 1] = len(listed)
+    return entries, header
 
 
 def _padded(slots: np.ndarray, columns: int) -> np.ndarray:

@@ -12,8 +12,9 @@ Arrays (fields named in ``codes.py``)
         ``below(m)`` over the target list of an attack, then ``chance`` for its effect
         when the attacker's ``hit_chance < 1`` (R7 [rev 3], 0 included).  Nothing else draws.
 ``P``   ``P[i, P_*]`` combatant i's parameters; ``T`` the target lists; ``GL`` the
-        guards of every side (``GL[2 s]`` start and ``GL[2 s + 1]`` count of side
-        s's guards in ``GL``, scenario order).
+        guards of every combatant D (``GL[2 D]`` start and ``GL[2 D + 1]`` count of the
+        guards that may answer for D in ``GL``, scenario order: R7's guards of its side,
+        R7a's only if they name it; kernel._guard_lists).
 ``W``   ``W[i, W_*]`` the round's state of combatant i (``P`` and ``W`` are the columns of one
         array: a combatant's fields are contiguous, the row length a compile-time constant).
 ``G``   round scalars (``G_*``) and per side who has dice and actions taken (kept only
@@ -148,6 +149,7 @@ from simkit.systems.readiness.codes import (
     P_FIXED_FACES,
     P_FIXED_POOL,
     P_GUARD,
+    P_GUARD_NAMED,
     P_HASTY_LIMIT,
     P_HIT,
     P_HOLD,
@@ -778,8 +780,8 @@ def round_player(log, may_hold):
                     able = (pool != 0) & (P[d, P_SURPRISED] == 0) & (P[d, P_DEFEND] != DEFEND_NEVER)
                     normal = able & (by_holder | (die >= a))
                     hasty = able & (not normal) & (a - die <= P[d, P_HASTY_LIMIT])
-                    g0 = GL[2 * P[d, P_SIDE]]
-                    g1 = g0 + GL[2 * P[d, P_SIDE] + 1]
+                    g0 = GL[2 * d]  # D's guards (R7; R7a: a named guard only of its allies)
+                    g1 = g0 + GL[2 * d + 1]
                     backup = NOBODY
                     if g1 > g0 and not normal:
                         for k in range(g0, g1):
@@ -830,7 +832,8 @@ def round_player(log, may_hold):
                             Y[CS[g, WASTED_DEFENSES] + col] += ONE - effective
                             answered += 1
                             if log:
-                                event(EV, G, EV_RESPONSE, g, d, used, RESPONSE_GUARD, ZERO)
+                                named = P[g, P_GUARD_NAMED]  # R7a in the trace
+                                event(EV, G, EV_RESPONSE, g, d, used, RESPONSE_GUARD, named)
                     responded = own + answered
                     # the attack's outcome: exactly one of undefended, defended, hasty_only
                     outcome = 1 if answered > 0 else (2 if hasty else 0)

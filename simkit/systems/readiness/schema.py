@@ -20,9 +20,9 @@ GUARDS = ("never", "backup", "always")
 # R7 [rev 3]: a policy that answers only an attack that would take effect (hit_chance):
 # "when_effective" alone (defend: "always" that looks first), or the modifier
 # "+when_effective" after a policy that answers ("unless_hasty+when_effective",
-# "hasty_up_to:2+when_effective", guard "backup+when_effective").  ``when_effective``
-# is the one parser of the form (the kernel, the twin and any other policy field read
-# it through this function).
+# "hasty_up_to:2+when_effective", guard "backup+when_effective"; a named guard's
+# guard_mode "always+when_effective").  ``when_effective`` is the one parser of the form
+# (the kernel, the twin and any other policy field read it through this function).
 WHEN_EFFECTIVE = "when_effective"
 WHEN_EFFECTIVE_SUFFIX = "+" + WHEN_EFFECTIVE
 ORDERS = ("dynamic", "chain", "chain_unbroken")
@@ -50,6 +50,8 @@ def with_when_effective(policies: tuple[str, ...]) -> tuple[str, ...]:
 
 DEFEND_CHOICES = (*with_when_effective(DEFENDS), WHEN_EFFECTIVE)
 GUARD_CHOICES = with_when_effective(GUARDS)
+# R7a: guard_mode of a guard that lists the allies it protects
+GUARD_MODES = with_when_effective(("backup", "always"))
 MAX_HIT_CHANCE = 1.0
 
 MAX_READINESS = 20  # a pool's count of one face must fit a byte field (kernel)
@@ -115,9 +117,19 @@ FIELDS: dict[str, Field] = {
         choices=GUARD_CHOICES,
         aliases={True: "backup", False: "never"},
         allowed='"never", "backup" or "always" (true means "backup", false "never"); '
-        '"backup+when_effective" or "always+when_effective"',
+        '"backup+when_effective" or "always+when_effective"; or a list of the allies it '
+        'protects (names or count group names, e.g. ["Mira"])',
         meaning="R7: when it answers an attack on an ally (backup: only if the ally cannot; "
-        '"+when_effective": only an attack that would take effect, rev 3)',
+        '"+when_effective": only an attack that would take effect, rev 3); R7a: a list '
+        "protects only those allies, as guard_mode says",
+        names=True,
+    ),
+    "guard_mode": Field(
+        str,
+        "backup",
+        choices=GUARD_MODES,
+        meaning='R7a: with guard = [names], "backup" or "always" restricted to those allies, '
+        'also with "+when_effective" (only with a list)',
     ),
     "hit_chance": Field(
         float,
