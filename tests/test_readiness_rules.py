@@ -1506,15 +1506,15 @@ def test_r7_rev3_backup_guard_does_not_step_in_for_a_target_that_stands_aside():
 
 
 # --------------------------------------------------------------------------- R7a named guards
-def bodyguard(guard: Any, mode: str = "always") -> Scenario:
-    """W (one die) attacks D 1 or D 2 at random (its target is their count group D); G (one
-    die) guards as given; D 1, D 2 and G never attack."""
+def bodyguard(guard: Any, mode: str = "always", hit_chance: float = 1.0) -> Scenario:
+    """W (one die, ``hit_chance``) attacks D 1 or D 2 at random (its target is their count
+    group D); G (one die) guards as given; D 1, D 2 and G never attack."""
     g: dict[str, Any] = {"name": "G", "side": "party", "readiness": 1, "attack_share": 0.0}
     g["guard"] = guard
     if isinstance(guard, list):
         g["guard_mode"] = mode
     return scenario(
-        {"name": "W", "side": "wolves", "readiness": 1, "target": "D"},
+        {"name": "W", "side": "wolves", "readiness": 1, "target": "D", "hit_chance": hit_chance},
         {"name": "D", "side": "party", "readiness": 1, "attack_share": 0.0, "count": 2},
         g,
     )
@@ -1608,3 +1608,18 @@ def _given(c: Any) -> dict[str, Any]:
     if isinstance(out["guard"], tuple):
         out["guard"] = list(out["guard"])
     return out
+
+
+def test_r7a_guard_mode_takes_when_effective_exact():
+    """R7a with R7 [rev 3]: guard_mode "always+when_effective" of a guard naming D 1 is,
+    for D 1, exactly guard "always+when_effective" of every ally, and for D 2 no guard;
+    its answers to attacks that would not take effect are gone."""
+    every = exact_expectations(bodyguard("always+when_effective", hit_chance=0.5))
+    named = exact_expectations(bodyguard(["D 1"], "always+when_effective", hit_chance=0.5))
+    nobody = exact_expectations(bodyguard("never", hit_chance=0.5))
+    declared = exact_expectations(bodyguard(["D 1"], "always", hit_chance=0.5))
+    for m in (*OUTCOMES, "hits"):
+        assert named[("D 1", m)] == every[("D 1", m)], m
+        assert named[("D 2", m)] == nobody[("D 2", m)], m
+    assert named[("G", "wasted_defenses")] == 0 < declared[("G", "wasted_defenses")]
+    assert named[("G", "guard_defenses")] == declared[("G", "guard_defenses")] / 2
