@@ -106,6 +106,7 @@ class RawRun:
     elapsed_s: float
     workers: int
     batches: list[Sums] | None = None
+    fights: Any = None  # engine.fights.FightSums of a scenario with fight_rounds (R8a)
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,12 @@ def simulate(
     workers = workers or default_workers()
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
+    if scenario.fight_rounds:
+        if scheduler is not None or batch_rounds:
+            raise ValueError(
+                "a scenario with fight_rounds (R8a) runs on this machine, without batches"
+            )
+        return _simulate_fights(scenario, rounds, seq, workers, progress, pairs)
     sizes = chunk_sizes(rounds, chunk_rounds(scenario))
     job = prepare(scenario, pairs)
     if scheduler is not None:
@@ -233,3 +240,56 @@ def _simulate_batches(
         if progress:
             progress(size)
     return RawRun(job.layout, total, time.perf_counter() - start, 1, batches)
+
+
+def _simulate_fights(
+    scenario: Scenario,
+    rounds: int,
+    seq: np.random.SeedSequence,
+    workers: int,
+    progress: Callable[[int], None] | None,
+    pairs: Pairs,
+) -> RawRun:
+    """``simulate`` of a scenario with ``fight_rounds`` (engine.fights): ``rounds``
+    rounded up to whole fights, chunks of whole fights."""
+    from simkit.engine.fights import fight_chunks, fight_count, play_fights
+
+    k = scenario.fight_rounds
+    sizes = fight_chunks(fight_count(rounds, k), k, chunk_rounds(scenario))
+    job = prepare(scenario, pairs)
+    after = job.system.after_opening(scenario)
+    later = None if after is None else job.system.compile(after, job.layout)
+    start = time.perf_counter()
+
+    def play(c: int) -> tuple[Sums, Any]:
+        return play_fights(
+            job.system, job.compiled, later, job.layout, chunk_state(seq, c), sizes[c], k
+        )
+
+    total = job.layout.new_sums()
+    fights = None
+    rounds_of = [n * k for n in sizes]
+
+    def take(part: tuple[Sums, Any]) -> None:
+        nonlocal fights
+        total.add(part[0])
+        if fights is None:
+            fights = part[1]
+        else:
+            fights.add(part[1])
+
+    if workers == 1 or len(sizes) == 1:
+        for c in range(len(sizes)):
+            take(play(c))
+            if progress:
+                progress(rounds_of[c])
+    else:
+        pool = ThreadPoolExecutor(max_workers=workers)
+        try:
+            for part, c in zip(pool.map(play, range(len(sizes))), range(len(sizes)), strict=True):
+                take(part)
+                if progress:
+                    progress(rounds_of[c])
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+    return RawRun(job.layout, total, time.perf_counter() - start, workers, fights=fights)

@@ -247,6 +247,11 @@ class Rules(Protocol):
         """The changes that make a combatant stop waiting (``{"hold": "never"}``)."""
         ...
 
+    def after_opening(self, scenario: Any) -> Any:
+        """R8a: the scenario as it plays in rounds 2.. of a fight (what applies to the
+        opening round only taken away), or None if every round of a fight plays alike."""
+        ...
+
 
 @runtime_checkable
 class Kernel(Protocol):
@@ -367,6 +372,9 @@ class RulesBase:
 
     def never_waits(self) -> dict[str, Any]:
         return {}
+
+    def after_opening(self, scenario: Any) -> Any:
+        return None
 
 
 class KernelBase:

@@ -10,6 +10,7 @@ specification the kernel is held to.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -66,6 +67,38 @@ class Readiness(SystemBase):
 
     def dist_size(self, params: Mapping[str, Any]) -> int:
         return int(params["readiness"]) + 1
+
+    def check(self, scenario: Any) -> list[Problem]:
+        """R8a: ``opening`` needs fights (docs/rules-decisions.md, R8a)."""
+        if scenario.fight_rounds:
+            return []
+        seen: set[int] = set()
+        problems = []
+        for c in scenario.combatants:
+            if c["opening"] and c.entry not in seen:
+                seen.add(c.entry)
+                problems.append(
+                    Problem(
+                        f"{c.path}.opening",
+                        "opening = true limits advantage and surprised to the first round of "
+                        "a fight, but the scenario has no fights: add fight_rounds = K (an "
+                        "integer >= 1) to [scenario], or remove opening",
+                    )
+                )
+        return problems
+
+    def after_opening(self, scenario: Any) -> Any:
+        """R8a: rounds 2.. of a fight: every ``opening`` combatant without its advantage
+        and surprise; None if that changes nobody."""
+        changed = False
+        combatants = []
+        for c in scenario.combatants:
+            if c["opening"] and (c["advantage"] or c["surprised"]):
+                params = type(c.params)({**c.params, "advantage": 0, "surprised": False})
+                c = dataclasses.replace(c, params=params)
+                changed = True
+            combatants.append(c)
+        return dataclasses.replace(scenario, combatants=tuple(combatants)) if changed else None
 
     def waits(self, params: Mapping[str, Any]) -> bool:
         return params["hold"] != "never"
