@@ -140,12 +140,17 @@ def _add_common(p: argparse.ArgumentParser, *, workers: bool = True, rounds: str
         )
 
 
-def _add_view(p: argparse.ArgumentParser) -> None:
+def _add_view(p: argparse.ArgumentParser, by_round: bool = False) -> None:
     p.add_argument(
         "--by",
-        choices=LEVELS,
+        choices=LEVELS + (("round",) if by_round else ()),
         default="combatant",
-        help="read the metrics per combatant (default), per count group or per side",
+        help="read the metrics per combatant (default), per count group or per side"
+        + (
+            "; round: per round index of a fight and per fight ([scenario] fight_rounds, R8a)"
+            if by_round
+            else ""
+        ),
     )
     p.add_argument(
         "--metrics",
@@ -203,7 +208,7 @@ def build_parser() -> _Parser:
         metavar="DIR",
         help="also write DIR/summary.json and DIR/metrics.csv (DIR is replaced as a whole)",
     )
-    _add_view(p)
+    _add_view(p, by_round=True)
     p.add_argument(
         "--dominance",
         action="store_true",
@@ -632,7 +637,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
-    _metrics(args, scenario)
+    if args.by == "round":
+        if not scenario.fight_rounds:
+            raise CliError(
+                f"--by round: {args.scenario} has no fights; add fight_rounds = K (an integer "
+                ">= 1) to its [scenario] table (R8a)"
+            )
+        api.check_metrics(scenario, "combatant", args.metrics, "--metrics", families=False)
+    else:
+        _metrics(args, scenario)
     rounds = args.rounds or scenario.rounds
     with _progress(rounds) as bar:
         result = api.run(

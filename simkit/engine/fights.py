@@ -70,18 +70,6 @@ class FightSums:
             a.add(b)
 
 
-def fight_sums(sums: Sums, fight_rounds: int) -> Sums:
-    """Each fight's totals as one cycle of one unit (from the fights-as-cycles sums)."""
-    c = int(sums.tot[0])
-    return Sums(
-        s1=sums.s1.copy(),
-        s2=sums.s2.copy(),
-        sl=sums.s1.copy(),
-        sx=sums.sx.copy(),
-        tot=np.array([c, c, c], np.int64),
-    )
-
-
 def rows_sums(layout: Layout, rows: np.ndarray, length: int) -> Sums:
     """The running sums of ``rows`` (complete layout rows), each one cycle of ``length``
     rounds: what ``metrics.sums.flush_rows`` gives, in numpy."""

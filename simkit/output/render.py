@@ -75,7 +75,12 @@ def _only(t: Any, metrics: Sequence[str] | None) -> Any:
     return t[t.metric.isin(list(metrics))] if metrics else t
 
 
+ROUND = "round"  # ``--by round``: per round index of a fight (R8a)
+
+
 def _run(result: Any, view: View) -> Tidy:
+    if view.by == ROUND:
+        return _run_by_round(result, view)
     rows = result.rows if view.by == "combatant" else result.level_rows(view.by)
     chosen = set(view.metrics) if view.metrics else None
     scenario = result.scenario
@@ -92,7 +97,38 @@ def _run(result: Any, view: View) -> Tidy:
         },
         [view.by, "metric", *STATS],
         [list(r) for r in rows if chosen is None or r[1] in chosen],
+        [result.fights.rounds_note] if getattr(result, "fights", None) else [],
     )
+
+
+def _run_by_round(result: Any, view: View) -> Tidy:
+    """``run --by round``: every combatant's metrics (and the scenario's) per round index
+    of a fight, then per fight (``Result.round_rows``)."""
+    chosen = set(view.metrics) if view.metrics else None
+    scenario = result.scenario
+    return Tidy(
+        "run",
+        {
+            "scenario": scenario.name,
+            "system": scenario.system,
+            "rounds": result.rounds,
+            "fights": result.fights.fights,
+            "fight_rounds": result.fights.fight_rounds,
+            "seed": result.seed,
+            "rules": dict(scenario.rules),
+            "by": ROUND,
+            "metrics": list(view.metrics) if view.metrics else None,
+        },
+        [ROUND, "combatant", "metric", *STATS],
+        [list(r) for r in result.round_rows() if chosen is None or r[2] in chosen],
+        [result.fights.rounds_note, ROUND_NOTE],
+    )
+
+
+ROUND_NOTE = (
+    'round: the round index within a fight (1 = the opening); "fight": the totals of a '
+    "fight (a probability summed over its rounds: the expected number of such rounds)"
+)
 
 
 def _sweep(sweep: Any, view: View) -> Tidy:
@@ -294,6 +330,8 @@ def tidy(kind: str, result: Any, view: View | None = None) -> Tidy:
 
 # --------------------------------------------------------------------------- the table
 def _table(kind: str, result: Any, view: View) -> str:
+    if kind == "run" and view.by == ROUND:
+        return terminal.round_table(result, metrics=view.metrics, width=view.width)
     if kind == "run":
         return terminal.result_table(result, by=view.by, metrics=view.metrics, width=view.width)
     if kind == "sweep":
