@@ -122,6 +122,37 @@ def play_rows(
     return rows
 
 
+def trace_fights(
+    system: Any,
+    compiled: Any,
+    later: Any,
+    key: np.ndarray,
+    n_rounds: int,
+    k: int,
+    dice: Any = None,
+) -> Any:
+    """``System.trace`` of rounds 0 .. n_rounds - 1 of a chunk played as fights of k
+    rounds, round by round: the first round of each fight compiled as ``compiled`` from
+    carry 0, the others as ``later`` (None: ``compiled``) with the carry of the round
+    before.  The same rounds as ``play_rows`` (tests/test_fights.py), with events."""
+    from simkit.systems.base import Trace
+
+    parts = []
+    carry = 0
+    for r in range(n_rounds):
+        opening = r % k == 0
+        which = compiled if opening or later is None else later
+        part = system.trace(which, key, 1, first=r, carry=0 if opening else carry, dice=dice)
+        carry = int(part.carries[0])
+        parts.append(part)
+    return Trace(
+        np.concatenate([p.rows for p in parts]),
+        np.concatenate([p.events for p in parts]),
+        np.concatenate([p.carries for p in parts]),
+        np.concatenate([p.states for p in parts]),
+    )
+
+
 def play_fights(
     system: Any,
     compiled: Any,
