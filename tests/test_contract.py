@@ -232,3 +232,21 @@ def test_the_system_is_its_four_parts(system):
             sys_.run_chunk(job.compiled, _key(7000), 3, job.layout.new_sums(), carry=1)
         with pytest.raises(ValueError, match="carries nothing between rounds"):
             sys_.trace(job.compiled, _key(7000), 3, carry=1)
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_rows_are_the_traced_rows_and_carries(system):
+    """``System.rows`` (R8a fights play every round's row through it) gives ``trace``'s
+    rows and carries, from a ``first`` round and with a carry in."""
+    rng = random.Random(f"rows-{system}")
+    sys_ = systems.get(system)
+    for k in range(RANDOM_SCENARIOS // 4):
+        scenario = twin(system).random_scenario(rng)
+        job = engine.prepare(scenario)
+        tr = sys_.trace(job.compiled, _key(5000 + k), 40, first=3 * k)
+        rows, carries = sys_.rows(job.compiled, _key(5000 + k), 40, first=3 * k)
+        assert np.array_equal(rows, tr.rows) and np.array_equal(carries, tr.carries)
+        if sys_.carries_state:
+            tr = sys_.trace(job.compiled, _key(k), 5, first=k, carry=1)
+            rows, carries = sys_.rows(job.compiled, _key(k), 5, first=k, carry=1)
+            assert np.array_equal(rows, tr.rows) and np.array_equal(carries, tr.carries)

@@ -9,12 +9,13 @@ afresh (carry 0).  A system whose first round of a fight plays differently
 scenario for the first round of each fight and the later one for the others.
 
 Nothing here knows a system's rules.  A chunk's rounds are played with
-``System.trace`` (every round's complete count row and carry, on the kernel's own
-code), once per compiled scenario, as one sequence of rounds; a round whose incoming
-carry in that sequence is not the carry of its fight (the first round of a fight after
-a stalemate, a round after an opening round whose carry differed) is played again on
-its own with the right carry.  Since a round's dice depend only on its chunk key and
-index, this is the fight played round by round, exactly (tests/test_fights.py).
+``System.rows`` (every round's complete count row and carry, on the kernel's own
+code: ``trace`` without its events), once per compiled scenario, as one sequence of
+rounds; a round whose incoming carry in that sequence is not the carry of its fight
+(the first round of a fight after a stalemate, a round after an opening round whose
+carry differed) is played again on its own with the right carry.  Since a round's
+dice depend only on its chunk key and index, this is the fight played round by round,
+exactly (tests/test_fights.py).
 
 The rows give, per fight, the count row of each round index and their sum over the
 fight, and so the running sums (metrics.sums) of three views, fights being the
@@ -91,15 +92,17 @@ def play_rows(
     """The count rows of fights played from round ``first`` of a chunk (a fight's first
     round compiled as ``compiled``, the others as ``later``), each fight from carry 0."""
     n = n_fights * k
-    a = system.trace(compiled, key, n, first=first)
-    b = a if later is None else system.trace(later, key, n, first=first)
+    a_rows, a_carries = system.rows(compiled, key, n, first=first)
+    b_rows, b_carries = (
+        (a_rows, a_carries) if later is None else system.rows(later, key, n, first=first)
+    )
     opening = np.arange(n) % k == 0
-    rows = np.where(opening[:, None], a.rows, b.rows)
-    final = np.where(opening, a.carries, b.carries)
-    if not (a.carries.any() or b.carries.any()):
+    rows = np.where(opening[:, None], a_rows, b_rows)
+    final = np.where(opening, a_carries, b_carries)
+    if not (a_carries.any() or b_carries.any()):
         return rows
     # the carry each round got in its pass, and the one its fight gives it
-    used = np.where(opening, np.r_[0, a.carries[:-1]], np.r_[0, b.carries[:-1]])
+    used = np.where(opening, np.r_[0, a_carries[:-1]], np.r_[0, b_carries[:-1]])
     want = np.where(opening, 0, np.r_[0, final[:-1]])
     heap = np.flatnonzero(used != want).tolist()
     heapq.heapify(heap)
@@ -113,9 +116,9 @@ def play_rows(
         if used[r] == carry:
             continue
         which = compiled if r % k == 0 or later is None else later
-        again = system.trace(which, key, 1, first + r, carry)
-        rows[r] = again.rows[0]
-        final[r] = again.carries[0]
+        again_rows, again_carries = system.rows(which, key, 1, first + r, carry)
+        rows[r] = again_rows[0]
+        final[r] = again_carries[0]
         used[r] = carry
         if r + 1 < n and (r + 1) % k:
             heapq.heappush(heap, r + 1)

@@ -281,6 +281,12 @@ class Kernel(Protocol):
         dice: Mapping[int, Sequence[int]] | None = None,
     ) -> Trace: ...
 
+    def rows(
+        self, compiled: Any, key: np.ndarray, n_rounds: int, first: int = 0, carry: int = 0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``trace``'s rows and carries without its events (R8a fights, engine.fights)."""
+        ...
+
     def rollers(self, scenario: Any) -> list[tuple[str, int, int]]:
         """Who rolls initiative dice in a round, in draw order: (name, dice, sides) each.
         ``trace(dice={index: faces})`` fixes the faces of roller ``index``."""
@@ -427,6 +433,16 @@ class KernelBase:
         self._no_carry(carry)
         rows, events, states = self.kernel.trace(compiled, key, n_rounds, first=first, dice=fixed)
         return Trace(rows, events, np.zeros(n_rounds, np.int64), states)
+
+    def rows(
+        self, compiled: Any, key: np.ndarray, n_rounds: int, first: int = 0, carry: int = 0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The kernel module's ``rows`` if it has one (no events: faster), else
+        ``trace``'s rows and carries."""
+        if hasattr(self.kernel, "rows"):
+            return self.kernel.rows(compiled, key, n_rounds, first=first, carry=carry)
+        tr = self.trace(compiled, key, n_rounds, first=first, carry=carry)
+        return tr.rows, tr.carries
 
     def _no_carry(self, carry: int) -> None:
         if carry != 0:
