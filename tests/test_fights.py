@@ -282,3 +282,16 @@ def test_without_fight_rounds_nothing_changes():
     assert result.fights is None and "fights" not in result.summary()
     with pytest.raises(ValueError, match="no fights"):
         result.round_rows()
+
+
+def test_batches_hold_whole_fights_and_add_up_to_the_run():
+    rng = random.Random("batches")
+    scenario = _fight_scenario(twin.random_scenario(rng), 3, rng)
+    seq = np.random.SeedSequence(4)
+    whole = engine.simulate(scenario, 600, seq, workers=2)
+    batched = engine.simulate(scenario, 600, seq, batch_rounds=100)
+    assert len(batched.batches) == 7  # 200 fights in batches of 33 fights
+    assert [b.cycles for b in batched.batches] == [33] * 6 + [2]
+    assert batched.sums.equals(whole.sums)
+    for a, b in zip(batched.fights.per_index, whole.fights.per_index, strict=True):
+        assert a.equals(b)

@@ -162,11 +162,9 @@ def simulate(
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     if scenario.fight_rounds:
-        if scheduler is not None or batch_rounds:
-            raise ValueError(
-                "a scenario with fight_rounds (R8a) runs on this machine, without batches"
-            )
-        return _simulate_fights(scenario, rounds, seq, workers, progress, pairs)
+        if scheduler is not None:
+            raise ValueError("a scenario with fight_rounds (R8a) runs on this machine")
+        return _simulate_fights(scenario, rounds, seq, workers, progress, pairs, batch_rounds)
     sizes = chunk_sizes(rounds, chunk_rounds(scenario))
     job = prepare(scenario, pairs)
     if scheduler is not None:
@@ -249,9 +247,11 @@ def _simulate_fights(
     workers: int,
     progress: Callable[[int], None] | None,
     pairs: Pairs,
+    batch_rounds: int | None = None,
 ) -> RawRun:
     """``simulate`` of a scenario with ``fight_rounds`` (engine.fights): ``rounds``
-    rounded up to whole fights, chunks of whole fights."""
+    rounded up to whole fights, chunks of whole fights; with ``batch_rounds``, batches of
+    whole fights too (``batch_rounds // fight_rounds`` fights, at least one)."""
     from simkit.engine.fights import fight_chunks, fight_count, play_fights
 
     k = scenario.fight_rounds
@@ -278,7 +278,29 @@ def _simulate_fights(
         else:
             fights.add(part[1])
 
-    if workers == 1 or len(sizes) == 1:
+    batches: list[Sums] | None = None
+    if batch_rounds:
+        batches = []
+        per_batch = max(1, batch_rounds // k)
+        for c, size in enumerate(sizes):
+            key = chunk_state(seq, c)
+            for f0 in range(0, size, per_batch):
+                part = play_fights(
+                    job.system,
+                    job.compiled,
+                    later,
+                    job.layout,
+                    key,
+                    min(per_batch, size - f0),
+                    k,
+                    first_fight=f0,
+                )
+                take(part)
+                batches.append(part[0])
+            if progress:
+                progress(rounds_of[c])
+        workers = 1
+    elif workers == 1 or len(sizes) == 1:
         for c in range(len(sizes)):
             take(play(c))
             if progress:
@@ -292,4 +314,5 @@ def _simulate_fights(
                     progress(rounds_of[c])
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
-    return RawRun(job.layout, total, time.perf_counter() - start, workers, fights=fights)
+    elapsed = time.perf_counter() - start
+    return RawRun(job.layout, total, elapsed, workers, batches, fights=fights)

@@ -164,13 +164,15 @@ def play_fights(
     key: np.ndarray,
     n_fights: int,
     k: int,
+    first_fight: int = 0,
 ) -> tuple[Sums, FightSums]:
-    """One chunk of ``n_fights`` fights: (fights as cycles of k rounds, per round index)."""
+    """Fights ``first_fight ..`` (``n_fights`` of them) of a chunk: (fights as cycles of
+    k rounds, per round index)."""
     total = layout.new_sums()
     per_index = [layout.new_sums() for _ in range(k)]
     per_piece = max(1, PIECE_ROUNDS // k)
-    for f0 in range(0, n_fights, per_piece):
-        m = min(per_piece, n_fights - f0)
+    for f0 in range(first_fight, first_fight + n_fights, per_piece):
+        m = min(per_piece, first_fight + n_fights - f0)
         rows = play_rows(system, compiled, later, key, f0 * k, m, k)
         by_fight = rows.reshape(m, k, -1)
         total.add(rows_sums(layout, by_fight.sum(axis=1), k))
