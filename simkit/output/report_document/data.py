@@ -73,4 +73,10 @@ def csv_tables(data: ReportData) -> dict[str, pd.DataFrame]:
     }
     if data.tuning is not None:
         out["tune.csv"] = data.tuning.table
+    if getattr(data.result, "fights", None) is not None:  # R8a: per round of a fight
+        rows = [(*r[:1], "combatant", *r[1:]) for r in data.result.round_rows("combatant")]
+        rows += [(*r[:1], "side", *r[1:]) for r in data.result.round_rows("side")]
+        out["rounds.csv"] = pd.DataFrame(
+            rows, columns=["round", "level", "name", "metric", "mean", "se", "ci_low", "ci_high"]
+        )
     return out
