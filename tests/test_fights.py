@@ -295,3 +295,76 @@ def test_batches_hold_whole_fights_and_add_up_to_the_run():
     assert batched.sums.equals(whole.sums)
     for a, b in zip(batched.fights.per_index, whole.fights.per_index, strict=True):
         assert a.equals(b)
+
+
+# --------------------------------------------------------------------------- command line
+def _cli(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "simkit", *args], capture_output=True, text=True, check=False
+    )
+
+
+AMBUSH_TOML = """
+[scenario]
+name = "two-round ambush"
+system = "readiness"
+fight_rounds = 2
+
+[[combatant]]
+name = "A"
+side = "a"
+readiness = 1
+advantage = 2
+opening = true
+
+[[combatant]]
+name = "B"
+side = "b"
+readiness = 1
+hold = "until_attacked"
+"""
+
+
+def test_trace_shows_the_round_of_the_fight(tmp_path):
+    path = tmp_path / "ambush.toml"
+    path.write_text(AMBUSH_TOML)
+    out = _cli("trace", str(path), "--rounds", "3")
+    assert out.returncode == 0, out.stderr
+    assert "Round 1 (fight 1, round 1 of 2: the opening)" in out.stdout
+    assert "Round 2 (fight 1, round 2 of 2)\n" in out.stdout
+    assert "Round 3 (fight 2, round 1 of 2: the opening)" in out.stdout
+    doc = json.loads(_cli("trace", str(path), "--rounds", "3", "--format", "json").stdout)
+    places = {(r["round"], r["fight"], r["fight_round"]) for r in doc["rows"]}
+    assert places == {(0, 1, 1), (1, 1, 2), (2, 2, 1)}
+    prepared = {r["round"] for r in doc["rows"] if r["rule"] == "R2"}
+    assert prepared == {0, 2}
+
+
+def test_run_by_round_and_its_errors(tmp_path):
+    path = tmp_path / "ambush.toml"
+    path.write_text(AMBUSH_TOML)
+    out = _cli("run", str(path), "--rounds", "1001", "--by", "round", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["parameters"]["fights"] == 501 and doc["parameters"]["rounds"] == 1002
+    assert {r["round"] for r in doc["rows"]} == {"1", "2", "fight"}
+    assert "1,002 rounds = 501 fights of 2 rounds" in doc["notes"][0]
+    table = _cli("run", str(path), "--rounds", "1000", "--by", "round", "--metrics", "actions")
+    assert "round 1" in table.stdout and "per fight" in table.stdout
+    assert "1,000 rounds = 500 fights of 2 rounds" in table.stdout
+    plain = tmp_path / "plain.toml"
+    plain.write_text(AMBUSH_TOML.replace("fight_rounds = 2", ""))
+    bad = _cli("run", str(plain), "--rounds", "100")
+    assert bad.returncode == 2 and "opening" in bad.stderr and "fight_rounds" in bad.stderr
+    plain.write_text(AMBUSH_TOML.replace("fight_rounds = 2", "").replace("opening = true", ""))
+    bad = _cli("run", str(plain), "--rounds", "100", "--by", "round")
+    assert bad.returncode == 2 and "--by round" in bad.stderr and bad.stdout == ""
+    out_dir = tmp_path / "out"
+    assert _cli("run", str(path), "--rounds", "100", "--out", str(out_dir)).returncode == 0
+    summary = json.loads((out_dir / "summary.json").read_text())
+    assert summary["fights"]["fight_rounds"] == 2 and summary["fights"]["fights"] == 50
+    assert set(summary["fights"]["per_round"]) == {"1", "2", "fight"}
+    assert summary["fights"]["per_round"]["1"]["combatants"]["A"]["first_action"]["mean"] == 1
