@@ -368,3 +368,22 @@ def test_run_by_round_and_its_errors(tmp_path):
     assert summary["fights"]["fight_rounds"] == 2 and summary["fights"]["fights"] == 50
     assert set(summary["fights"]["per_round"]) == {"1", "2", "fight"}
     assert summary["fights"]["per_round"]["1"]["combatants"]["A"]["first_action"]["mean"] == 1
+
+
+def test_the_report_of_a_fight_shows_the_rounds(tmp_path):
+    path = tmp_path / "ambush.toml"
+    # B never holds: with a hold, B's readiness 1 in the report's sweep never acts, and
+    # the sweep plot's log axis cannot show an action economy of 0 (not about fights)
+    path.write_text(AMBUSH_TOML.replace('hold = "until_attacked"', 'hold = "never"'))
+    out = _cli("report", str(path), "--rounds", "4000", "--out", str(tmp_path / "report"))
+    assert out.returncode == 0, out.stderr
+    files = {p.name for p in (tmp_path / "report").iterdir()}
+    assert {"rounds.png", "rounds.csv", "report.html", "report.md"} <= files
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "## Round by round" in md
+    # A has advantage 2 in the opening: it acts first more often in round 1; the report
+    # says what the opening buys, and what is left (K = 2: round 2 itself)
+    assert "only its first round (the opening" in md and "has A's advantage 2" in md
+    assert "What round 1 buys: first action of a " in md
+    assert "What is left of it in round 2: nothing" in md
+    assert "4,000 rounds = 2,000 fights of 2 rounds" in md

@@ -68,7 +68,7 @@ def build_report(data: ReportData) -> Report:
     found = words.group_findings(numbers, notes)
     from simkit.output.report_document.fight_rounds import fight_findings
 
-    found += fight_findings(data.result)  # R8a: the opening and after
+    found += fight_findings(data.result, notes)  # R8a: the opening and after
     policy_sentences = {id(e): words.policy_findings(e, numbers, notes) for e in data.policies}
     sweep_sentences = (
         words.side_sweep_findings(data, numbers)
@@ -284,9 +284,13 @@ def _method(data: ReportData, system: Any) -> list[str]:
         "the same dice round by round (common random numbers).",
     ]
     if getattr(data.result, "fights", None) is not None:
+        f = data.result.fights
         out.append(
-            data.result.fights.rounds_note + "; the intervals of every number come from the "
-            "variation between fights, and a policy's or a sweep's batches hold whole fights."
+            f"{f.fights * f.fight_rounds:,} rounds = {f.fights:,} fights of {f.fight_rounds} "
+            "rounds (the rounds asked for, rounded up to whole fights; a fight's first round is "
+            "its opening): the intervals of every number come from the variation between "
+            "fights, the independent units, and a policy's or a sweep's batches hold whole "
+            "fights."
         )
     if system.method_note:
         out.append(strip_rule_ids(system.method_note)[0])

@@ -62,18 +62,21 @@ def _value(field: str, v: Any) -> str:
     return f"{field} {v}"
 
 
-def fight_findings(result: Any) -> list[str]:
-    """What the opening buys in round 1, and what is left of it in rounds 2 .. K."""
+def fight_findings(result: Any, notes: Any) -> list[str]:
+    """What the opening buys in round 1, and what is left of it in rounds 2 .. K (rule IDs
+    as ``notes``' footnote marks)."""
     if getattr(result, "fights", None) is None:
         return []
+    opening_mark = notes.rule("The opening of a fight", ["R8a"])
+    stalemate_mark = notes.rule("Stalemate", ["R8"])
     table = _per_round(result)
     k = result.fights.fight_rounds
     sides = result.scenario.sides
     metrics = _metrics(result, table)
     opening = opening_words(result.scenario)
     head = (
-        f"A fight is {k} round{'s' if k != 1 else ''}, and only its first round has {opening} "
-        "(the opening, R8a)"
+        f"A fight is {k} round{'s' if k != 1 else ''}, and only its first round (the "
+        f"opening{opening_mark}) has {opening}"
         if opening
         else f"A fight is {k} round{'s' if k != 1 else ''}; every round of it plays alike"
     )
@@ -111,16 +114,16 @@ def fight_findings(result: Any) -> list[str]:
             f"What is left of it in rounds 2–{k}: "
             + (
                 "nothing detectable; rounds 2 to "
-                f"{k} agree within their intervals in every key metric (only a stalemate, "
-                "R8, carries from one round to the next)."
+                f"{k} agree within their intervals in every key metric (only a "
+                f"stalemate{stalemate_mark} carries from one round to the next)."
                 if not left
                 else "rounds 2 to " + f"{k} still differ in " + ", ".join(left[:4]) + "."
             )
         )
     else:
         out.append(
-            "What is left of it in round 2 is round 2 itself: nothing but a stalemate (R8) "
-            "carries from one round to the next."
+            "What is left of it in round 2: nothing; round 2 plays without it, and nothing but a "
+            f"stalemate{stalemate_mark} carries from one round to the next."
         )
     return out
 
