@@ -385,5 +385,5 @@ def test_the_report_of_a_fight_shows_the_rounds(tmp_path):
     # says what the opening buys, and what is left (K = 2: round 2 itself)
     assert "only its first round (the opening" in md and "has A's advantage 2" in md
     assert "What round 1 buys: first action of a " in md
-    assert "What is left of it in round 2: nothing" in md
+    assert "What is left of it in round 2: round 2 plays without it" in md
     assert "4,000 rounds = 2,000 fights of 2 rounds" in md

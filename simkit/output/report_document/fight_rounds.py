@@ -122,8 +122,8 @@ def fight_findings(result: Any, notes: Any) -> list[str]:
         )
     else:
         out.append(
-            "What is left of it in round 2: nothing; round 2 plays without it, and nothing but a "
-            f"stalemate{stalemate_mark} carries from one round to the next."
+            "What is left of it in round 2: round 2 plays without it, and only a "
+            f"stalemate{stalemate_mark} in round 1 carries into it."
         )
     return out
 
