@@ -387,3 +387,18 @@ def test_the_report_of_a_fight_shows_the_rounds(tmp_path):
     assert "What round 1 buys: first action of a " in md
     assert "What is left of it in round 2: round 2 plays without it" in md
     assert "4,000 rounds = 2,000 fights of 2 rounds" in md
+
+
+def test_every_command_says_how_the_rounds_make_fights(tmp_path):
+    path = tmp_path / "ambush.toml"
+    path.write_text(AMBUSH_TOML)
+    note = "1,000 rounds = 500 fights of 2 rounds"
+    compare = _cli("compare", str(path), "--set", "B.hold=never", "--rounds", "1000")
+    assert compare.returncode == 0, compare.stderr
+    assert note in " ".join(compare.stdout.split())
+    sweep = _cli(
+        "sweep", str(path), "--vary", "A.readiness=1..2", "--rounds", "1000", "--format", "json"
+    )
+    assert note in json.loads(sweep.stdout)["notes"][0]
+    run = _cli("run", str(path), "--rounds", "1000", "--format", "csv")
+    assert run.returncode == 0 and "fights" not in run.stdout  # csv: rows only

@@ -425,6 +425,25 @@ def render(
     that is not in the result."""
     check(kind, fmt)
     view = View(by, expand_metrics(kind, result, metrics), width, all_metrics)
+    notes = fights_notes(result)
     if fmt == "table":
-        return _table(kind, result, view)
-    return WRITERS[fmt](TIDY[kind](result, view))
+        text = _table(kind, result, view)
+        flat = " ".join(text.split())  # the table's lines are wrapped
+        more = [n for n in notes if " ".join(n.split()) not in flat]
+        return "\n".join([text, *terminal.fit(more, view.width)]) if more else text
+    t = TIDY[kind](result, view)
+    t.notes.extend(n for n in notes if n not in t.notes)
+    return WRITERS[fmt](t)
+
+
+def fights_notes(result: Any) -> list[str]:
+    """R8a: the "N rounds = F fights of K rounds" line of every run behind ``result``
+    (a run, a comparison's two, a sweep's or a tuning's points, a side-by-side's) whose
+    scenario is played in fights; each different line once."""
+    runs: list[Any] = []
+    for obj in (result, getattr(result, "a", None), getattr(result, "b", None)):
+        if obj is not None and getattr(obj, "fights", None) is not None:
+            runs.append(obj)
+    holder = getattr(result, "sweep", result)
+    runs += [r for r in getattr(holder, "results", ()) or () if getattr(r, "fights", None)]
+    return list(dict.fromkeys(r.fights.rounds_note for r in runs))
