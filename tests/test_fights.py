@@ -402,3 +402,14 @@ def test_every_command_says_how_the_rounds_make_fights(tmp_path):
     assert note in json.loads(sweep.stdout)["notes"][0]
     run = _cli("run", str(path), "--rounds", "1000", "--format", "csv")
     assert run.returncode == 0 and "fights" not in run.stdout  # csv: rows only
+
+
+def test_convert_keeps_the_fights(tmp_path):
+    from simkit import api
+
+    path = tmp_path / "ambush.toml"
+    path.write_text(AMBUSH_TOML)
+    for to in ("vtm", "perception"):
+        conversion = api.convert(str(path), to)
+        assert conversion.scenario.fight_rounds == 2
+        assert any(line.startswith("opening = true") for line in conversion.notes)
