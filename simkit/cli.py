@@ -725,9 +725,11 @@ def describe(scenario: Any) -> str:
     sides = ", ".join(f"{side} {per_side[side]}" for side in scenario.sides)
     rules = ", ".join(f"{k}={toml(v)}" for k, v in scenario.rules.items()) or "none"
     n = len(scenario.combatants)
+    k = getattr(scenario, "fight_rounds", 0)
+    fights = f", fights of {k} round{'s' if k != 1 else ''} (R8a)" if k else ""
     return (
         f"{toml(scenario.name)}, system {scenario.system}, {n} combatants on "
-        f"{len(scenario.sides)} sides ({sides}), rules: {rules}"
+        f"{len(scenario.sides)} sides ({sides}){fights}, rules: {rules}"
     )
 
 
