@@ -15,7 +15,9 @@ Parametrised over the registry, so a new system is held to it automatically:
 6. every field and rule rejects a value of the wrong type with its path;
 7. ``trace(dice=...)`` rolls the given faces and nothing else changes;
 8. the system is each of the four parts of ``System`` (rules, kernel, presentation,
-   fixtures), and one that does not carry state between rounds refuses a carry.
+   fixtures), and one that does not carry state between rounds refuses a carry;
+9. ``rows`` gives the trace's rows and carries, and fights of several rounds (R8a,
+   engine.fights) equal the twin's fights round by round.
 """
 
 from __future__ import annotations
