@@ -56,18 +56,18 @@ def _compiled(scenario):
     return job, later
 
 
-def _stalemates(k: int = 3):
+def _stalemates(k: int = 3, readiness: int = 2):
     """Everyone holds until attacked: a fresh round is a stalemate (R8), the round after
     it is forced (no holds) and so is not."""
     return scenario_from_dict(
         {
             "scenario": {"name": "stalemates", "system": "readiness", "fight_rounds": k},
             "combatant": [
-                {"name": "A", "side": "a", "readiness": 2, "hold": "until_attacked"},
+                {"name": "A", "side": "a", "readiness": readiness, "hold": "until_attacked"},
                 {
                     "name": "B",
                     "side": "b",
-                    "readiness": 2,
+                    "readiness": readiness,
                     "hold": "until_attacked",
                     "advantage": 3,
                     "opening": True,
@@ -413,3 +413,29 @@ def test_convert_keeps_the_fights(tmp_path):
         conversion = api.convert(str(path), to)
         assert conversion.scenario.fight_rounds == 2
         assert any(line.startswith("opening = true") for line in conversion.notes)
+
+
+def test_a_two_round_fight_with_a_stalemate_enumerated_exactly():
+    """Both hold until attacked: round 1 is a stalemate (R8), so round 2 is forced (no
+    holds) and B's opening advantage is gone: A and B are alike in round 2."""
+    scenario = _stalemates(2, readiness=1)
+    exact = _exact_fight(scenario)
+    assert exact[(1, "", "stalemate")] == 1 and exact[(2, "", "stalemate")] == 0
+    assert exact[(1, "A", "on_edge")] == exact[(1, "B", "on_edge")] == 1
+    assert exact[(1, "A", "edge_wound")] == 1  # a hero's weakness (default 1)
+    assert exact[(2, "A", "on_edge")] == 0
+    assert exact[(1, "A", "actions")] == exact[(1, "B", "actions")] == 0
+    # round 2: no holds (R8 carried), no advantage (opening): symmetric
+    assert exact[(2, "A", "first_action")] == exact[(2, "B", "first_action")] == Fraction(1, 2)
+    assert exact[(2, "A", "actions")] == exact[(2, "B", "actions")]
+    assert exact[(2, "A", "hasty_defenses")] == exact[(2, "B", "hasty_defenses")] > 0
+    # without R8 carrying, round 2 would be a stalemate again; without the opening rule,
+    # B's advantage 3 would make it act first more often than A
+    from simkit.analysis.run import run
+
+    result = run(scenario, 20_000, 9)
+    rows = {(r, w, m): (mean, se) for r, w, m, mean, se, *_ in result.round_rows()}
+    for (j, who, count), value in exact.items():
+        if (str(j), who, count) in rows and "." not in count:
+            mean, se = rows[(str(j), who, count)]
+            assert abs(mean - float(value)) <= 3.29 * se or (se == 0 and mean == value)
