@@ -272,7 +272,10 @@ def run(
     scenario_or_path : Scenario or path
         A scenario (``load_scenario``) or the path of a TOML scenario file.
     rounds : int, optional
-        Rounds to play; default the scenario's ``rounds``.
+        Rounds to play; default the scenario's ``rounds``.  A scenario with
+        ``fight_rounds`` K (R8a) plays them rounded up to whole fights of K rounds
+        (``result.fights``: per round index and per fight; README "Fights of several
+        rounds").
     rng : numpy Generator, SeedSequence, int or None, optional
         The randomness (SPEC 7).  Default: the scenario's ``seed``.  The same
         scenario, seed and rounds give identical results for any ``workers``.
