@@ -232,6 +232,9 @@ def test_the_kernel_per_round_index_intervals_cover_the_exact_values():
 
     result = run(scenario, 40_000)
     assert result.fights.fights == 20_000
+    table = result.by_round("side")
+    assert list(table.columns) == ["round", "side", "metric", "mean", "se", "ci_low", "ci_high"]
+    assert set(table["round"]) == {"1", "2", "fight"}
     rows = {(r, w, m): (mean, se) for r, w, m, mean, se, *_ in result.round_rows()}
     checked = 0
     for (j, who, count), value in exact.items():

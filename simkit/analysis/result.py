@@ -165,6 +165,13 @@ class Result:
             )
         return self.fights.rows(level)
 
+    def by_round(self, level: str = COMBATANT) -> pd.DataFrame:
+        """``round_rows`` as a tidy table: ``round`` ("1" .. "K", then "fight"), the
+        combatant (or ``"side"``, ``"group"``), metric, mean, se, ci_low, ci_high."""
+        import pandas as pd
+
+        return pd.DataFrame(self.round_rows(level), columns=["round", level, "metric", *STATS])
+
     # ------------------------------------------------------------------ tables
     @cached_property
     def table(self) -> pd.DataFrame:
