@@ -302,6 +302,13 @@ def read_precision(
             given.value, given.relative, given.text, check_count(max_rounds, 1, MAX_ROUNDS, m_label)
         )
     group = [scenarios] if isinstance(scenarios, Scenario) else list(scenarios)
+    fought = [s for s in group if s.fight_rounds]
+    if fought:
+        raise ArgumentError(
+            f"{p_label}: {fought[0].source} is played in fights of {fought[0].fight_rounds} "
+            f"rounds (fight_rounds, R8a); a run to a precision does not play fights yet: "
+            f"give {r_label}"
+        )
     first = given.first_block(group)
     if given.max_rounds < first:
         raise ArgumentError(
@@ -350,7 +357,10 @@ def run(
     scenario_or_path : Scenario or path
         A scenario (``load_scenario``) or the path of a TOML scenario file.
     rounds : int, optional
-        Rounds to play; default the scenario's ``rounds``.
+        Rounds to play; default the scenario's ``rounds``.  A scenario with
+        ``fight_rounds`` K (R8a) plays them rounded up to whole fights of K rounds
+        (``result.fights``: per round index and per fight; README "Fights of several
+        rounds").
     rng : numpy Generator, SeedSequence, int or None, optional
         The randomness (SPEC 7).  Default: the scenario's ``seed``.  The same
         scenario, seed and rounds give identical results for any ``workers``.

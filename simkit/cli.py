@@ -157,12 +157,17 @@ def _add_precision(p: argparse.ArgumentParser, what: str = "every shown quantity
     )
 
 
-def _add_view(p: argparse.ArgumentParser) -> None:
+def _add_view(p: argparse.ArgumentParser, by_round: bool = False) -> None:
     p.add_argument(
         "--by",
-        choices=LEVELS,
+        choices=LEVELS + (("round",) if by_round else ()),
         default="combatant",
-        help="read the metrics per combatant (default), per count group or per side",
+        help="read the metrics per combatant (default), per count group or per side"
+        + (
+            "; round: per round index of a fight and per fight ([scenario] fight_rounds, R8a)"
+            if by_round
+            else ""
+        ),
     )
     p.add_argument(
         "--metrics",
@@ -220,7 +225,7 @@ def build_parser() -> _Parser:
         metavar="DIR",
         help="also write DIR/summary.json and DIR/metrics.csv (DIR is replaced as a whole)",
     )
-    _add_view(p)
+    _add_view(p, by_round=True)
     _add_precision(p, "every shown quantity (or each of --metrics)")
     p.add_argument(
         "--dominance",
@@ -708,7 +713,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
-    _metrics(args, scenario)
+    if args.by == "round":
+        if not scenario.fight_rounds:
+            raise CliError(
+                f"--by round: {args.scenario} has no fights; add fight_rounds = K (an integer "
+                ">= 1) to its [scenario] table (R8a)"
+            )
+        api.check_metrics(scenario, "combatant", args.metrics, "--metrics", families=False)
+    else:
+        _metrics(args, scenario)
     precision = _precision(args, [scenario])
     if precision is not None:
         with _progress(precision.totals([scenario])[0]) as bar:
@@ -828,9 +841,11 @@ def describe(scenario: Any) -> str:
     sides = ", ".join(f"{side} {per_side[side]}" for side in scenario.sides)
     rules = ", ".join(f"{k}={toml(v)}" for k, v in scenario.rules.items()) or "none"
     n = len(scenario.combatants)
+    k = getattr(scenario, "fight_rounds", 0)
+    fights = f", fights of {k} round{'s' if k != 1 else ''} (R8a)" if k else ""
     return (
         f"{toml(scenario.name)}, system {scenario.system}, {n} combatants on "
-        f"{len(scenario.sides)} sides ({sides}), rules: {rules}"
+        f"{len(scenario.sides)} sides ({sides}){fights}, rules: {rules}"
     )
 
 

@@ -98,13 +98,16 @@ class Explorer:
     # ------------------------------------------------------------------ controls
     def controls(self) -> list[tuple[str, str, Any, Any]]:
         """(who, field, spec, written value) of every control: per group its main field,
-        ``advantage`` if the system has it, and its policies; then ``"rules"``."""
+        ``advantage`` if the system has it (and ``opening`` in fights), and its policies;
+        then ``"rules"``."""
         out = []
         fields = self.system.fields
         for group in self.base.groups:
             member = self.base.combatants[self.base.members(group)[0]]
             names = [self.system.stat_field(member.params, member.given)]
             names += [f for f in ("advantage",) if f in fields]
+            if self.base.fight_rounds:  # R8a: the opening of a fight
+                names += [f for f in ("opening",) if f in fields]
             names += list(self.system.policies)
             for name in dict.fromkeys(names):
                 out.append((group, name, fields[name], member.params[name]))

@@ -20,6 +20,7 @@ FIELDS: dict[str, dict[str, Any]] = {
         "role": "hero",
         "weakness": 1,
         "surprised": False,
+        "opening": False,
         "hold": "never",
         "defend": "always",
         "guard": "never",

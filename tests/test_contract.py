@@ -15,7 +15,9 @@ Parametrised over the registry, so a new system is held to it automatically:
 6. every field and rule rejects a value of the wrong type with its path;
 7. ``trace(dice=...)`` rolls the given faces and nothing else changes;
 8. the system is each of the four parts of ``System`` (rules, kernel, presentation,
-   fixtures), and one that does not carry state between rounds refuses a carry.
+   fixtures), and one that does not carry state between rounds refuses a carry;
+9. ``rows`` gives the trace's rows and carries, and fights of several rounds (R8a,
+   engine.fights) equal the twin's fights round by round.
 """
 
 from __future__ import annotations
@@ -232,3 +234,65 @@ def test_the_system_is_its_four_parts(system):
             sys_.run_chunk(job.compiled, _key(7000), 3, job.layout.new_sums(), carry=1)
         with pytest.raises(ValueError, match="carries nothing between rounds"):
             sys_.trace(job.compiled, _key(7000), 3, carry=1)
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_rows_are_the_traced_rows_and_carries(system):
+    """``System.rows`` (R8a fights play every round's row through it) gives ``trace``'s
+    rows and carries, from a ``first`` round and with a carry in."""
+    rng = random.Random(f"rows-{system}")
+    sys_ = systems.get(system)
+    for k in range(RANDOM_SCENARIOS // 4):
+        scenario = twin(system).random_scenario(rng)
+        job = engine.prepare(scenario)
+        tr = sys_.trace(job.compiled, _key(5000 + k), 40, first=3 * k)
+        rows, carries = sys_.rows(job.compiled, _key(5000 + k), 40, first=3 * k)
+        assert np.array_equal(rows, tr.rows) and np.array_equal(carries, tr.carries)
+        if sys_.carries_state:
+            tr = sys_.trace(job.compiled, _key(k), 5, first=k, carry=1)
+            rows, carries = sys_.rows(job.compiled, _key(k), 5, first=k, carry=1)
+            assert np.array_equal(rows, tr.rows) and np.array_equal(carries, tr.carries)
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_fights_are_played_as_the_twin_plays_them(system):
+    """R8a: fights of several rounds (engine.fights, from ``System.rows``) equal the
+    twin's fights round by round (its ``play_fights_keyed``, or, for a twin without one,
+    its rounds as they come: such a system must have no opening and carry nothing)."""
+    import dataclasses
+
+    from simkit.engine.fights import play_rows, trace_fights
+
+    rng = random.Random(f"fights-{system}")
+    sys_ = systems.get(system)
+    mod = twin(system)
+    for k in range(RANDOM_SCENARIOS // 4):
+        fight_rounds = rng.choice((1, 2, 3))
+        scenario = dataclasses.replace(mod.random_scenario(rng), fight_rounds=fight_rounds)
+        if "opening" in sys_.fields:  # a system's opening field (readiness R8a)
+            scenario = dataclasses.replace(
+                scenario,
+                combatants=tuple(
+                    dataclasses.replace(
+                        c, params=type(c.params)({**c.params, "opening": rng.random() < 0.5})
+                    )
+                    for c in scenario.combatants
+                ),
+            )
+        job = engine.prepare(scenario)
+        after = sys_.after_opening(scenario)
+        later = None if after is None else sys_.compile(after, job.layout)
+        key = _key(6000 + k)
+        words = [int(w) for w in key[:4]]
+        n = 6 * fight_rounds
+        if hasattr(mod, "play_fights_keyed"):
+            records = mod.play_fights_keyed(scenario, words, n, fight_rounds)
+        else:
+            assert after is None and not sys_.carries_state
+            records = mod.play_rounds_keyed(scenario, words, n)
+        rows = play_rows(sys_, job.compiled, later, key, 0, 6, fight_rounds)
+        traced = trace_fights(sys_, job.compiled, later, key, n, fight_rounds)
+        assert np.array_equal(rows, traced.rows)
+        for r, (counts, _, carry, _) in enumerate(records):
+            assert row_counts(rows[r], job.layout) == counts, f"round {r} differs"
+            assert int(traced.carries[r]) == int(carry)

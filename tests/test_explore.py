@@ -208,3 +208,15 @@ def test_one_update_answers_within_half_a_second(record_property):
         f"wall best {min(wall):.3f} s (CPU {', '.join(f'{x:.3f}' for x in cpu)})"
     )
     assert min(cpu) < 0.5
+
+
+def test_a_fight_scenario_has_its_opening_as_a_control():
+    box = simkit.explore(ROOT / "scenarios" / "ambush.toml", rounds=3_000)
+    ex = box.explorer
+    assert "Bandit.opening" in box.controls and "Merchant.opening" in box.controls
+    box.controls["Bandit.opening"].value = False  # the advantage in every round (R8a)
+    assert ex.error == "" and ex.changes
+    first = ex.differences("side").set_index(["side", "metric"]).difference
+    assert first[("bandits", "first_action")] > 0
+    box.reset.click()
+    assert (ex.differences("side").difference == 0).all()

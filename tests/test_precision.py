@@ -224,3 +224,19 @@ def test_cli_report_with_a_precision_says_its_rounds(tmp_path, capsys):
     rounds = api.precision_rounds(load_scenario(DUEL), read_precision("0.002"), 3).rounds
     assert f"every run of the report has {rounds:,} rounds" in text
     assert (out / "report.html").exists()
+
+
+@pytest.mark.parametrize("command", ["run", "report"])
+def test_a_fight_of_several_rounds_refuses_a_precision(tmp_path, capsys, command):
+    """R8a: blocks of a run to a precision do not hold whole fights yet, so a scenario
+    with fight_rounds refuses --precision in words (exit 2, one line, nothing written)."""
+    ambush = Path(__file__).resolve().parents[1] / "scenarios" / "ambush.toml"
+    assert load_scenario(ambush).fight_rounds
+    out = tmp_path / "out"
+    assert main([command, str(ambush), "--precision", "0.01", "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert "is played in fights of 3 rounds" in captured.err and "give --rounds" in captured.err
+    assert not out.exists()
+    with pytest.raises(ValueError, match="fights"):
+        api.run(ambush, precision=0.01)

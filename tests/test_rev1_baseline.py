@@ -3,7 +3,9 @@ readings written out as variants, gives exactly the numbers simkit gave before
 revision 2 (tests/data/rev1_baseline.json, made at commit 46d63bd by
 tests/data/make_rev1_baseline.py: 300,000 rounds, each file's own seed, one worker).
 
-The only intended difference is the vtm fix for 0 < attack_share < 2**-54 (none of
+Revision 3's fights (R8a: ``fight_rounds``, ``opening``) are taken out of a file, as
+revision 1 had none (scenarios/ambush.toml became a fight of three rounds).  The only
+intended difference is the vtm fix for 0 < attack_share < 2**-54 (none of
 these files has such a share).
 """
 
@@ -38,6 +40,11 @@ def rev1_document(path: Path) -> dict:
     """The scenario file with revision 1's readings written out: the rules it does not
     give, and the values revision 2 renamed."""
     data = tomllib.loads(path.read_text())
+    # Revision 3's fights (R8a) did not exist: every round was a round of the same kind,
+    # with a combatant's advantage and surprise in all of them.
+    data["scenario"].pop("fight_rounds", None)
+    for entry in data["combatant"]:
+        entry.pop("opening", None)
     system = systems.get(data["scenario"]["system"])
     rules = data.setdefault("rules", {})
     for key, value in REV1_RULES[system.name].items():

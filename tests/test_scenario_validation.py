@@ -562,6 +562,7 @@ def test_defaults_are_filled_in(tmp_path):
         "role": "hero",
         "weakness": 1,
         "surprised": False,
+        "opening": False,
         "hold": "never",
         "defend": "always",
         "guard": "never",

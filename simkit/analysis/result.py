@@ -3,10 +3,13 @@ per group and per side, rendered to JSON, CSV, text, HTML and plots."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from simkit.engine import RawRun
 from simkit.metrics import (
@@ -19,7 +22,10 @@ from simkit.metrics import (
     Sums,
     estimates,
     level_estimates,
+    metric_slots,
+    slots_estimate,
 )
+from simkit.metrics.estimates import ROUNDS
 from simkit.output import files as output_files
 from simkit.output import result_files
 from simkit.output.result_files import COLUMNS, SCENARIO_ROW
@@ -32,6 +38,64 @@ if TYPE_CHECKING:
 STATS = ("mean", "se", "ci_low", "ci_high")
 
 Row = tuple[str, str, float, float, float, float]
+RoundRow = tuple[str, str, str, float, float, float, float]  # (round, who, metric, stats)
+PER_FIGHT = "fight"  # the round column of a fight's totals
+
+
+@dataclass(frozen=True)
+class Fights:
+    """A run in fights of ``fight_rounds`` rounds (R8a): the sums per round index and the
+    fights as cycles (engine.fights).  Fights are the independent units: a round index's
+    mean has one value per fight, a fight's total is the sum over its rounds."""
+
+    fight_rounds: int
+    fights: int
+    layout: Layout = field(repr=False)
+    per_index: tuple[Sums, ...] = field(repr=False)
+    sums: Sums = field(repr=False)  # each fight one cycle of fight_rounds rounds
+
+    @property
+    def rounds_note(self) -> str:
+        k, f = self.fight_rounds, self.fights
+        return (
+            f"{f * k:,} rounds = {f:,} fights of {k} rounds (R8a: rounds rounded up to whole "
+            "fights; a fight's first round is its opening; fights are the independent units)"
+        )
+
+    def rows(self, level: str = COMBATANT) -> list[RoundRow]:
+        """Every metric of ``level`` (with the scenario metrics for ``"combatant"``) per
+        round index ``"1"`` .. ``"K"``, then per fight (``"fight"``: counts summed over the
+        fight's rounds, so a probability becomes the expected number of such rounds; a
+        ratio is the ratio of the fight's sums, as over all rounds)."""
+        slots = [
+            s
+            for s in metric_slots(self.layout, level)
+            if "." not in s.metric or s.metric.startswith("hasty_scale_ge.")
+        ]
+        out: list[RoundRow] = []
+        for j, sums in enumerate(self.per_index):
+            for s in slots:
+                e = slots_estimate(self.layout, sums, s)
+                out.append((str(j + 1), s.who, s.metric, e.mean, e.se, e.ci_low, e.ci_high))
+        per_fight = fight_totals(self.sums)
+        for s in slots:
+            if s.den == ROUNDS:
+                s = dataclasses.replace(s, probability=False)
+            e = slots_estimate(self.layout, per_fight, s)
+            out.append((PER_FIGHT, s.who, s.metric, e.mean, e.se, e.ci_low, e.ci_high))
+        return out
+
+
+def fight_totals(sums: Sums) -> Sums:
+    """Fights as cycles of K rounds -> each fight's totals as one cycle of one unit."""
+    c = int(sums.tot[0])
+    return Sums(
+        sums.s1.copy(),
+        sums.s2.copy(),
+        sums.s1.copy(),
+        sums.sx.copy(),
+        np.array([c, c, c], np.int64),
+    )
 
 
 @dataclass(frozen=True)
@@ -61,6 +125,7 @@ class Result:
     sums: Sums = field(repr=False, compare=False)
     # a run to a precision: how it stopped (simkit.analysis.precision.Stopping)
     stopping: Any = field(default=None, repr=False, compare=False)
+    fights: Fights | None = field(default=None, repr=False, compare=False)  # R8a
 
     @classmethod
     def from_sums(
@@ -80,7 +145,34 @@ class Result:
 
     @classmethod
     def from_raw(cls, scenario: Scenario, seed: int | list[int], raw: RawRun) -> Result:
-        return cls.from_sums(scenario, seed, raw.layout, raw.sums, raw.elapsed_s, raw.workers)
+        result = cls.from_sums(scenario, seed, raw.layout, raw.sums, raw.elapsed_s, raw.workers)
+        if raw.fights is None:
+            return result
+        fights = Fights(
+            raw.fights.fight_rounds,
+            raw.sums.cycles,
+            raw.layout,
+            tuple(raw.fights.per_index),
+            raw.sums,
+        )
+        return dataclasses.replace(result, fights=fights)
+
+    def round_rows(self, level: str = COMBATANT) -> list[RoundRow]:
+        """Every metric per round index of a fight and per fight (``Fights.rows``); a
+        ValueError for a scenario without fight_rounds."""
+        if self.fights is None:
+            raise ValueError(
+                "no results per round: the scenario has no fights (add fight_rounds = K to "
+                "[scenario], R8a)"
+            )
+        return self.fights.rows(level)
+
+    def by_round(self, level: str = COMBATANT) -> pd.DataFrame:
+        """``round_rows`` as a tidy table: ``round`` ("1" .. "K", then "fight"), the
+        combatant (or ``"side"``, ``"group"``), metric, mean, se, ci_low, ci_high."""
+        import pandas as pd
+
+        return pd.DataFrame(self.round_rows(level), columns=["round", level, "metric", *STATS])
 
     # ------------------------------------------------------------------ tables
     @cached_property

@@ -70,6 +70,14 @@ def trace_events(
     system = systems.get(scenario.system)
     job = prepare(scenario)
     key = chunk_state(seed_sequence(seed), 0)
+    if scenario.fight_rounds:  # R8a: fights as simkit run plays them (engine.fights)
+        from simkit.engine.fights import trace_fights
+
+        after = system.after_opening(scenario)
+        later = None if after is None else system.compile(after, job.layout)
+        return system, trace_fights(
+            system, job.compiled, later, key, rounds, scenario.fight_rounds, dice or None
+        )
     return system, system.trace(job.compiled, key, rounds, dice=dice or None)
 
 
@@ -90,8 +98,13 @@ class Trace:
     def lines(self) -> list[str]:
         """The trace as lines: the heading, then a block per round."""
         out = [self.heading]
+        k = self.scenario.fight_rounds
         for r, events in enumerate(self.text):
-            out += ["", f"Round {r + 1}", *(f"  {e}" for e in events)]
+            title = f"Round {r + 1}"
+            if k:  # R8a: where the round stands in its fight
+                title += f" (fight {r // k + 1}, round {r % k + 1} of {k}"
+                title += ": the opening)" if r % k == 0 else ")"
+            out += ["", title, *(f"  {e}" for e in events)]
         return out
 
 
@@ -118,8 +131,23 @@ def trace(
         tuple(system.event_text(e, scenario) for e in tr.events if int(e[0]) == r)
         for r in range(rounds)
     )
-    records = tuple(system.event_json(e, scenario) for e in tr.events)
+    records = tuple(_with_fight(system.event_json(e, scenario), scenario) for e in tr.events)
     return Trace(scenario, rounds, seed, fixed, heading, text, records)
+
+
+def _with_fight(record: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
+    """An event's record with its fight and round index within the fight (both from 1;
+    R8a), after its ``round``, for a scenario with fight_rounds."""
+    k = scenario.fight_rounds
+    if not k or "round" not in record:
+        return record
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        out[key] = value
+        if key == "round":
+            out["fight"] = int(value) // k + 1
+            out["fight_round"] = int(value) % k + 1
+    return out
 
 
 def play_trace(

@@ -106,6 +106,7 @@ class RawRun:
     elapsed_s: float
     workers: int
     batches: list[Sums] | None = None
+    fights: Any = None  # engine.fights.FightSums of a scenario with fight_rounds (R8a)
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,10 @@ def simulate(
     workers = workers or default_workers()
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
+    if scenario.fight_rounds:
+        if scheduler is not None:
+            raise ValueError("a scenario with fight_rounds (R8a) runs on this machine")
+        return _simulate_fights(scenario, rounds, seq, workers, progress, pairs, batch_rounds)
     sizes = chunk_sizes(rounds, chunk_rounds(scenario))
     job = prepare(scenario, pairs)
     if scheduler is not None:
@@ -273,6 +278,8 @@ def play_blocks(
     after a block equals ``simulate(scenario, totals[b], seq, ...)`` bit for bit, and
     stopping after any block never changes what a round draws.  With ``batch_rounds``
     the batches are kept as :func:`simulate` keeps them (single-threaded)."""
+    if scenario.fight_rounds:  # api.read_precision refuses it first, in words
+        raise ValueError("blocks of a run to a precision do not hold whole fights (R8a)")
     workers = workers or default_workers()
     size = chunk_rounds(scenario)
     job = prepare(scenario, pairs)
@@ -313,3 +320,81 @@ def play_blocks(
             1 if batch_rounds else workers,
             list(batches) if batch_rounds else None,
         )
+
+
+def _simulate_fights(
+    scenario: Scenario,
+    rounds: int,
+    seq: np.random.SeedSequence,
+    workers: int,
+    progress: Callable[[int], None] | None,
+    pairs: Pairs,
+    batch_rounds: int | None = None,
+) -> RawRun:
+    """``simulate`` of a scenario with ``fight_rounds`` (engine.fights): ``rounds``
+    rounded up to whole fights, chunks of whole fights; with ``batch_rounds``, batches of
+    whole fights too (``batch_rounds // fight_rounds`` fights, at least one)."""
+    from simkit.engine.fights import fight_chunks, fight_count, play_fights
+
+    k = scenario.fight_rounds
+    sizes = fight_chunks(fight_count(rounds, k), k, chunk_rounds(scenario))
+    job = prepare(scenario, pairs)
+    after = job.system.after_opening(scenario)
+    later = None if after is None else job.system.compile(after, job.layout)
+    start = time.perf_counter()
+
+    def play(c: int) -> tuple[Sums, Any]:
+        return play_fights(
+            job.system, job.compiled, later, job.layout, chunk_state(seq, c), sizes[c], k
+        )
+
+    total = job.layout.new_sums()
+    fights = None
+    rounds_of = [n * k for n in sizes]
+
+    def take(part: tuple[Sums, Any]) -> None:
+        nonlocal fights
+        total.add(part[0])
+        if fights is None:
+            fights = part[1]
+        else:
+            fights.add(part[1])
+
+    batches: list[Sums] | None = None
+    if batch_rounds:
+        batches = []
+        per_batch = max(1, batch_rounds // k)
+        for c, size in enumerate(sizes):
+            key = chunk_state(seq, c)
+            for f0 in range(0, size, per_batch):
+                part = play_fights(
+                    job.system,
+                    job.compiled,
+                    later,
+                    job.layout,
+                    key,
+                    min(per_batch, size - f0),
+                    k,
+                    first_fight=f0,
+                )
+                take(part)
+                batches.append(part[0])
+            if progress:
+                progress(rounds_of[c])
+        workers = 1
+    elif workers == 1 or len(sizes) == 1:
+        for c in range(len(sizes)):
+            take(play(c))
+            if progress:
+                progress(rounds_of[c])
+    else:
+        pool = ThreadPoolExecutor(max_workers=workers)
+        try:
+            for part, c in zip(pool.map(play, range(len(sizes))), range(len(sizes)), strict=True):
+                take(part)
+                if progress:
+                    progress(rounds_of[c])
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+    elapsed = time.perf_counter() - start
+    return RawRun(job.layout, total, elapsed, workers, batches, fights=fights)

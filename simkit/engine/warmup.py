@@ -4,7 +4,8 @@
 run it on every Dask worker machine too.  Each system names the small scenarios that
 reach every path of its kernels (``System.warmup_scenarios``; the benchmark scenario
 by default); each is played for ``WARM_ROUNDS`` rounds (enough for the paths that play
-many rounds side by side), in batches from a later round, and traced, which compiles
+many rounds side by side), in batches from a later round, traced and read as rows
+(``System.rows``, what fights of several rounds play), which compiles
 (or loads) every specialisation a user can reach (tests/test_warmup.py).
 """
 
@@ -39,6 +40,7 @@ def warm_system(system: Any) -> int:
         simulate(scenario, 64, seq, batch_rounds=16)
         job = prepare(scenario)
         system.trace(job.compiled, chunk_state(seq, 0), 2)
+        system.rows(job.compiled, chunk_state(seq, 0), 2)  # fights (R8a) play through it
     return len(docs)
 
 

@@ -78,7 +78,12 @@ def _only(t: Any, metrics: Sequence[str] | None) -> Any:
     return t[t.metric.isin(list(metrics))] if metrics else t
 
 
+ROUND = "round"  # ``--by round``: per round index of a fight (R8a)
+
+
 def _run(result: Any, view: View) -> Tidy:
+    if view.by == ROUND:
+        return _run_by_round(result, view)
     rows = result.rows if view.by == "combatant" else result.level_rows(view.by)
     chosen = set(view.metrics) if view.metrics else None
     scenario = result.scenario
@@ -95,7 +100,38 @@ def _run(result: Any, view: View) -> Tidy:
         },
         [view.by, "metric", *STATS],
         [list(r) for r in rows if chosen is None or r[1] in chosen],
+        [result.fights.rounds_note] if getattr(result, "fights", None) else [],
     )
+
+
+def _run_by_round(result: Any, view: View) -> Tidy:
+    """``run --by round``: every combatant's metrics (and the scenario's) per round index
+    of a fight, then per fight (``Result.round_rows``)."""
+    chosen = set(view.metrics) if view.metrics else None
+    scenario = result.scenario
+    return Tidy(
+        "run",
+        {
+            "scenario": scenario.name,
+            "system": scenario.system,
+            "rounds": result.rounds,
+            "fights": result.fights.fights,
+            "fight_rounds": result.fights.fight_rounds,
+            "seed": result.seed,
+            "rules": dict(scenario.rules),
+            "by": ROUND,
+            "metrics": list(view.metrics) if view.metrics else None,
+        },
+        [ROUND, "combatant", "metric", *STATS],
+        [list(r) for r in result.round_rows() if chosen is None or r[2] in chosen],
+        [result.fights.rounds_note, ROUND_NOTE],
+    )
+
+
+ROUND_NOTE = (
+    'round: the round index within a fight (1 = the opening); "fight": the totals of a '
+    "fight (a probability summed over its rounds: the expected number of such rounds)"
+)
 
 
 def _sweep(sweep: Any, view: View) -> Tidy:
@@ -339,6 +375,8 @@ def tidy(kind: str, result: Any, view: View | None = None) -> Tidy:
 
 # --------------------------------------------------------------------------- the table
 def _table(kind: str, result: Any, view: View) -> str:
+    if kind == "run" and view.by == ROUND:
+        return terminal.round_table(result, metrics=view.metrics, width=view.width)
     if kind == "run":
         return terminal.result_table(result, by=view.by, metrics=view.metrics, width=view.width)
     if kind == "sweep":
@@ -435,14 +473,31 @@ def render(
     check(kind, fmt)
     view = View(by, expand_metrics(kind, result, metrics), width, all_metrics)
     stopping = getattr(result, "stopping", None)
+    notes = fights_notes(result)
     if fmt == "table":
         text = _table(kind, result, view)
         if stopping is not None and kind != "tune":  # tune's answer says it
             text += "\n" + "\n".join(terminal.fit([stopping.line()], view.width))
-        return text
+        flat = " ".join(text.split())  # the table's lines are wrapped
+        more = [n for n in notes if " ".join(n.split()) not in flat]
+        return "\n".join([text, *terminal.fit(more, view.width)]) if more else text
     tidy_rows = TIDY[kind](result, view)
     if stopping is not None:
         tidy_rows.parameters["precision"] = stopping.parameters()
         if kind != "tune":
             tidy_rows.notes.append(stopping.line())
+    tidy_rows.notes.extend(n for n in notes if n not in tidy_rows.notes)
     return WRITERS[fmt](tidy_rows)
+
+
+def fights_notes(result: Any) -> list[str]:
+    """R8a: the "N rounds = F fights of K rounds" line of every run behind ``result``
+    (a run, a comparison's two, a sweep's or a tuning's points, a side-by-side's) whose
+    scenario is played in fights; each different line once."""
+    runs: list[Any] = []
+    for obj in (result, getattr(result, "a", None), getattr(result, "b", None)):
+        if obj is not None and getattr(obj, "fights", None) is not None:
+            runs.append(obj)
+    holder = getattr(result, "sweep", result)
+    runs += [r for r in getattr(holder, "results", ()) or () if getattr(r, "fights", None)]
+    return list(dict.fromkeys(r.fights.rounds_note for r in runs))

@@ -64,7 +64,7 @@ def summary(result: Any) -> dict[str, Any]:
             )
             entry["metrics"][metric] = Estimate(*numbers).as_dict()
         levels[level + "s"] = out
-    return {
+    document = {
         "simkit_version": __version__,
         "scenario": result.scenario.name,
         "system": result.scenario.system,
@@ -77,6 +77,32 @@ def summary(result: Any) -> dict[str, Any]:
         "sides": levels["sides"],
         "elapsed_s": round(result.elapsed_s, 4),
         "rounds_per_s": round(result.rounds_per_s, 1),
+    }
+    if getattr(result, "fights", None) is not None:
+        document = {**document, "fights": fight_section(result)}
+    return document
+
+
+def fight_section(result: Any) -> dict[str, Any]:
+    """summary.json's ``fights`` (R8a, only with ``fight_rounds``): per round index
+    ``"1"`` .. ``"K"`` and per fight (``"fight"``: totals over the fight's rounds), the
+    metrics of every combatant, the scenario and every side."""
+    fights = result.fights
+    per: dict[str, Any] = {}
+    for level in ("combatant", SIDE):
+        key = "combatants" if level == "combatant" else "sides"
+        for rnd, who, metric, *numbers in fights.rows(level):
+            entry = per.setdefault(rnd, {"combatants": {}, "scenario_metrics": {}, "sides": {}})
+            est = Estimate(*numbers).as_dict()
+            if who == SCENARIO_ROW and level == "combatant":
+                entry["scenario_metrics"][metric] = est
+            else:
+                entry[key].setdefault(who, {})[metric] = est
+    return {
+        "fight_rounds": fights.fight_rounds,
+        "fights": fights.fights,
+        "note": fights.rounds_note,
+        "per_round": per,
     }
 
 

@@ -147,10 +147,43 @@ def result_table(
         if not who:
             text.append(f"{metric(m).label}: {format_estimate(m, mean, se)}")
     workers = result.workers
+    if getattr(result, "fights", None) is not None:
+        text.append(result.fights.rounds_note)
     text.append(
         f"{result.rounds:,} rounds, seed {result.seed}, {result.elapsed_s:.2f} s "
         f"({result.rounds_per_s:,.0f} rounds/s, {workers} worker{'s' if workers != 1 else ''}); "
         "± is the 95% interval half-width"
+    )
+    return "\n".join(fit(text, width))
+
+
+def round_table(result: Any, *, metrics: Sequence[str] | None = None, width: int = WIDTH) -> str:
+    """``simkit run --by round``: a row per combatant and metric, a column per round index
+    of a fight (R8a) and one for the fight's totals."""
+    rows = result.round_rows()
+    rounds = list(dict.fromkeys(r[0] for r in rows))
+    per: dict[tuple[str, str], dict[str, tuple[float, float]]] = {}
+    for rnd, who, m, mean, se, _, _ in rows:
+        per.setdefault((who, m), {})[rnd] = (mean, se)
+    available = list(dict.fromkeys(m for _, m in per))
+    chosen = pick_metrics(available, metrics)
+    keys = [(who, m) for who, m in per if m in chosen]
+    keys.sort(key=lambda k: chosen.index(k[1]))
+    header = [f"round {r}" if r.isdigit() else "per fight" for r in rounds]
+
+    def shown(m: str, rnd: str, mean: float, se: float) -> str:
+        if rnd.isdigit():
+            return format_estimate(m, mean, se)
+        return format_estimate(m if metric(m).kind == "ratio" else "actions", mean, se)
+
+    body = [[shown(m, r, *per[(who, m)][r]) for r in rounds] for who, m in keys]
+    key_rows = [[who or "(scenario)", header_of(m).removesuffix(" %")] for who, m in keys]
+    text = grid(["combatant", "metric"], key_rows, header, body, width)
+    text += ["", result.fights.rounds_note]
+    text.append(
+        "round k: the metric in the k-th round of a fight; per fight: summed over the fight's "
+        "rounds (a probability becomes the expected number of such rounds); ± is the 95% "
+        "interval half-width, fights being the independent units"
     )
     return "\n".join(fit(text, width))
 

@@ -338,6 +338,8 @@ def convert(
         f"rounds = {scenario.rounds}",
         f"seed = {scenario.seed}",
     ]
+    if scenario.fight_rounds:  # R8a: fights are every system's (engine.fights)
+        table.append(f"fight_rounds = {scenario.fight_rounds}")
     if scenario.description:
         table.append(f"description = {_toml(scenario.description)}")
     if rules:

@@ -94,6 +94,7 @@ class Scenario:
     source: str = "<scenario>"
     description: str = ""
     sweep: Params = field(default_factory=Params)
+    fight_rounds: int = 0  # R8a: rounds in one fight; 0: one unbounded sequence of rounds
 
     @property
     def sides(self) -> tuple[str, ...]:
@@ -139,6 +140,7 @@ class Scenario:
             "rounds": self.rounds,
             "seed": self.seed,
             "rules": dict(self.rules),
+            **({"fight_rounds": self.fight_rounds} if self.fight_rounds else {}),
             "combatants": [
                 {"name": c.name, "side": c.side, "group": c.group, **dict(c.params)}
                 for c in self.combatants

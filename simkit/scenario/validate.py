@@ -42,6 +42,7 @@ MAX_SEED = 2**63 - 1
 SHOWN_CHARS = 40  # a value longer than this is shortened in messages
 SUGGEST_MAX = 100  # names longer than this get no "did you mean"
 DESCRIPTION_MAX = 10_000  # characters of scenario.description
+MAX_FIGHT_ROUNDS = 1_000  # rounds in one fight (R8a)
 SUGGEST_CANDIDATES = 2_000  # no "did you mean" among more names than this
 
 SCENARIO_FIELDS: dict[str, Field] = {
@@ -50,6 +51,9 @@ SCENARIO_FIELDS: dict[str, Field] = {
     "rounds": Field(int, 1_000_000, 1, MAX_ROUNDS),
     "seed": Field(int, 0, 0, MAX_SEED),
     "description": Field(str, ""),
+    "fight_rounds": Field(
+        int, 0, 1, MAX_FIGHT_ROUNDS, meaning="R8a: rounds in one fight (absent: one long sequence)"
+    ),
 }
 NAMED_TEXT = ("name", "side", "target")  # no control characters, at most NAME_MAX characters
 
@@ -341,6 +345,7 @@ def scenario_from_dict(data: Mapping[str, Any], source: str = "<scenario>") -> S
         source=source,
         description=values["description"],
         sweep=Params(dict(sweep_in)),
+        fight_rounds=values["fight_rounds"],
     )
     problems = scenario_problems(scenario)
     if not problems and sweep_in:

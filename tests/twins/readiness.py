@@ -807,6 +807,58 @@ def play_rounds_keyed(
     return out
 
 
+def after_opening(scenario: Scenario) -> Scenario:
+    """R8a: the scenario as rounds 2.. of a fight play it: a combatant with ``opening``
+    has no advantage (R2) and is not surprised (R7) after the first round."""
+    import dataclasses
+
+    combatants = []
+    for c in scenario.combatants:
+        if c.params.get("opening", False):
+            params = type(c.params)({**c.params, "advantage": 0, "surprised": False})
+            c = dataclasses.replace(c, params=params)
+        combatants.append(c)
+    return dataclasses.replace(scenario, combatants=tuple(combatants))
+
+
+def play_fight(scenario: Scenario, draws: Draws, fight_rounds: int) -> list[Counts]:
+    """R8a: one fight of ``fight_rounds`` rounds from one source of draws: the first
+    round as the scenario says, from no carry; the later ones with ``opening`` taken
+    away (``after_opening``), R8 carrying from each round to the next."""
+    later = after_opening(scenario)
+    out = []
+    no_hold = False
+    for j in range(fight_rounds):
+        counts = play_round(scenario if j == 0 else later, draws, no_hold)
+        out.append(counts)
+        no_hold = bool(counts[("", "stalemate")])
+    return out
+
+
+def play_fights_keyed(
+    scenario: Scenario,
+    key_words: Iterable[int],
+    n_rounds: int,
+    fight_rounds: int,
+    dice: Mapping[int, Sequence[int]] | None = None,
+) -> list[RoundRecord]:
+    """Rounds 0 .. n_rounds - 1 of a chunk as fights of ``fight_rounds`` rounds (R8a),
+    round ``r`` from ``NaiveStream.for_round(key_words, r)`` as in ``play_rounds_keyed``:
+    a fight's first round from no carry, its other rounds ``after_opening`` with the
+    carry of the round before."""
+    later = after_opening(scenario)
+    out: list[RoundRecord] = []
+    carry = 0
+    for r in range(n_rounds):
+        opening = r % fight_rounds == 0
+        (record,) = play_rounds_keyed(
+            scenario if opening else later, key_words, 1, r, 0 if opening else carry, dice
+        )
+        carry = record.carry
+        out.append(record)
+    return out
+
+
 COUNT_NAMES = (
     "first_action",
     "actions",

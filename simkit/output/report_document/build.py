@@ -66,6 +66,9 @@ def build_report(data: ReportData) -> Report:
     notes = Footnotes()
     verdict = words.verdict(numbers)
     found = words.group_findings(numbers, notes)
+    from simkit.output.report_document.fight_rounds import fight_findings
+
+    found += fight_findings(data.result, notes)  # R8a: the opening and after
     policy_sentences = {id(e): words.policy_findings(e, numbers, notes) for e in data.policies}
     sweep_sentences = (
         words.side_sweep_findings(data, numbers)
@@ -141,6 +144,12 @@ def _page(
         main.add("plot", p)
     sections.append(main)
 
+    rounds = Section("Round by round")  # R8a: fights of several rounds
+    for p in by_section.get("rounds", []):
+        rounds.add("plot", p)
+    if rounds.items:
+        sections.append(rounds)
+
     order = Section("Turn order")
     for t in themed.get("Who acts when", []):
         order.add("table", t)
@@ -215,6 +224,7 @@ def csv_tables_names(data: ReportData) -> list[str]:
         "holding.csv",
         "sweep.csv",
     ]
+    names += ["rounds.csv"] if getattr(data.result, "fights", None) is not None else []
     names += ["tune.csv"] if data.tuning is not None else []
     return names + (["sensitivity.csv"] if data.sensitivity is not None else [])
 
@@ -296,6 +306,15 @@ def _method(data: ReportData, system: Any) -> list[str]:
         f"Every run plays {p.rounds:,} rounds with seed {data.result.seed}, so every run sees "
         "the same dice round by round (common random numbers).",
     ]
+    if getattr(data.result, "fights", None) is not None:
+        f = data.result.fights
+        out.append(
+            f"{f.fights * f.fight_rounds:,} rounds = {f.fights:,} fights of {f.fight_rounds} "
+            "rounds (the rounds asked for, rounded up to whole fights; a fight's first round is "
+            "its opening): the intervals of every number come from the variation between "
+            "fights, the independent units, and a policy's or a sweep's batches hold whole "
+            "fights."
+        )
     if system.method_note:
         out.append(strip_rule_ids(system.method_note)[0])
     if data.policies:

@@ -93,4 +93,10 @@ def csv_tables(data: ReportData) -> dict[str, pd.DataFrame]:
         out["tune.csv"] = data.tuning.table
     if data.sensitivity is not None:
         out["sensitivity.csv"] = data.sensitivity.table[SENSITIVITY_COLUMNS]
+    if getattr(data.result, "fights", None) is not None:  # R8a: per round of a fight
+        rows = [(*r[:1], "combatant", *r[1:]) for r in data.result.round_rows("combatant")]
+        rows += [(*r[:1], "side", *r[1:]) for r in data.result.round_rows("side")]
+        out["rounds.csv"] = pd.DataFrame(
+            rows, columns=["round", "level", "name", "metric", "mean", "se", "ci_low", "ci_high"]
+        )
     return out

@@ -47,6 +47,11 @@ def figures(data: ReportData, numbers: Numbers | None = None) -> list[Plot]:
     out: list[Plot] = []
     out += _order(numbers, colours)
     out += _attacks(numbers, colours)
+    from simkit.output.report_document.fight_rounds import fight_plot
+
+    rounds = fight_plot(data.result, colours)  # R8a: fights of several rounds
+    if rounds is not None:
+        out.append(rounds)
     if data.policies:
         policies = _policies(data, numbers, colours)
         if policies is not None:

@@ -10,6 +10,7 @@ specification the kernel is held to.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -86,9 +87,6 @@ class Readiness(SystemBase):
             out[c.name] = {scenario.combatants[j].name: how for j in allies}
         return out
 
-    def check(self, scenario: Any) -> list[Problem]:
-        return guards.guard_problems(scenario)  # R7a: a named guard lists allies
-
     def edit(self, given: dict[str, Any], key: str, value: Any) -> str | None:
         if key == "guard" and not isinstance(value, list | tuple):
             given.pop(guards.MODE_FIELD, None)  # R7a: the mode belongs to a list of names
@@ -97,6 +95,39 @@ class Readiness(SystemBase):
 
     def dist_size(self, params: Mapping[str, Any]) -> int:
         return int(params["readiness"]) + 1
+
+    def check(self, scenario: Any) -> list[Problem]:
+        """R7a: a named guard lists allies; R8a: ``opening`` needs fights
+        (docs/rules-decisions.md, R7a and R8a)."""
+        problems = guards.guard_problems(scenario)
+        if scenario.fight_rounds:
+            return problems
+        seen: set[int] = set()
+        for c in scenario.combatants:
+            if c["opening"] and c.entry not in seen:
+                seen.add(c.entry)
+                problems.append(
+                    Problem(
+                        f"{c.path}.opening",
+                        "opening = true limits advantage and surprised to the first round of "
+                        "a fight, but the scenario has no fights: add fight_rounds = K (an "
+                        "integer >= 1) to [scenario], or remove opening",
+                    )
+                )
+        return problems
+
+    def after_opening(self, scenario: Any) -> Any:
+        """R8a: rounds 2.. of a fight: every ``opening`` combatant without its advantage
+        and surprise; None if that changes nobody."""
+        changed = False
+        combatants = []
+        for c in scenario.combatants:
+            if c["opening"] and (c["advantage"] or c["surprised"]):
+                params = type(c.params)({**c.params, "advantage": 0, "surprised": False})
+                c = dataclasses.replace(c, params=params)
+                changed = True
+            combatants.append(c)
+        return dataclasses.replace(scenario, combatants=tuple(combatants)) if changed else None
 
     def waits(self, params: Mapping[str, Any]) -> bool:
         return params["hold"] != "never"

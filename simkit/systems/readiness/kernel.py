@@ -756,6 +756,59 @@ run_rounds, trace_rounds = _drivers(True)
 run_rounds_plain, _ = _drivers(False)
 
 
+def _rows_driver(may_hold):
+    """``rows_rounds``: ``trace_rounds`` without events (the simulation's player), for
+    ``rows`` (R8a fights: engine.fights plays every round's count row)."""
+
+    @njit(**JIT)
+    def rows_rounds(
+        key,
+        first,
+        n_rounds,
+        carry,
+        P,
+        T,
+        GL,
+        CS,
+        W,
+        G,
+        KT,
+        Y,
+        F,
+        EV,
+        st,
+        dist_off,
+        before_slots,
+        scenario_slots,
+        aggregation,
+        rows,
+        carries,
+    ):
+        """Rounds ``first ..`` of the chunk with key ``key`` through ``rules.play_round``
+        (``carry`` 1: R8 forbids holds in the first): every round's complete layout row
+        and carry.  Returns the carry after the last round."""
+        P = with_columns(P, N_FIELDS)
+        W = with_columns(W, N_FIELDS)
+        CS = with_columns(CS, COUNT_COLUMNS)
+        for k in range(n_rounds):
+            r = first + k
+            round_start(st, key, r)
+            G[G_ROUND] = r
+            if may_hold:
+                carry = play_holds(st, P, W, G, KT, T, GL, Y, np.uint64(0), CS, F, EV, carry)
+            else:
+                carry = play_plain(st, P, W, G, KT, T, GL, Y, np.uint64(0), CS, F, EV, carry)
+            round_row(Y, F, CS, dist_off, before_slots, scenario_slots, aggregation, rows[k])
+            carries[k] = carry
+        return carry
+
+    return rows_rounds
+
+
+rows_rounds = _rows_driver(True)
+rows_rounds_plain = _rows_driver(False)
+
+
 # --------------------------------------------------------------------------- entry points
 def _work(compiled: Compiled, columns: int, log: bool, params: np.ndarray):
     """Fresh round state: W (the combatants' rows, ``params`` in the P columns), G, KT,
@@ -888,3 +941,39 @@ def trace(
         events.append(EV[: G[G_EVENTS]])
         done += int(played)
     return rows, np.concatenate(events), carries, states
+
+
+def rows(
+    compiled: Compiled, key: np.ndarray, n_rounds: int, first: int = 0, carry: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every round's complete count row and carry, rounds ``first ..`` (``trace``'s rows
+    and carries, without events; tests/test_contract.py)."""
+    layout = compiled.layout
+    W, G, KT, Y, F, _, st = _work(compiled, 1, False, compiled.params)
+    out = np.zeros((n_rounds, layout.size), dtype=np.int64)
+    carries = np.zeros(n_rounds, dtype=np.int64)
+    drive = rows_rounds if compiled.may_hold else rows_rounds_plain
+    drive(
+        np.ascontiguousarray(key[:4], dtype=np.uint64),
+        first,
+        n_rounds,
+        int(carry),
+        W,
+        compiled.targets,
+        compiled.guards,
+        compiled.count_table,
+        W,
+        G,
+        KT,
+        Y,
+        F,
+        np.zeros((0, EVENT_WIDTH), dtype=np.int64),
+        st,
+        compiled.dist_offsets,
+        compiled.before_slots,
+        compiled.scenario_slots,
+        compiled.aggregation,
+        out,
+        carries,
+    )
+    return out, carries

@@ -90,6 +90,12 @@ FIELDS: dict[str, Field] = {
         False,
         meaning="R7: it does not understand what is happening and makes no responses (still acts)",
     ),
+    "opening": Field(
+        bool,
+        False,
+        meaning="R8a: its advantage and surprised apply to the first round of each fight only "
+        "(needs [scenario] fight_rounds)",
+    ),
     "hold": Field(
         str,
         "never",
