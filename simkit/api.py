@@ -171,8 +171,10 @@ def check_metrics(
     families: bool = True,
 ) -> list[str] | None:
     """``wanted`` checked against the metrics of ``scenario`` per ``by``; with
-    ``families`` a family's name (``acts_before``) is accepted too (run and compare
-    show its members; a sweep does not)."""
+    ``families`` a family's name (``acts_before``, ``actions_dist``: what
+    ``Result.acts_before()`` and ``Result.actions_distribution()`` give) is accepted too
+    and means all its members.  A metric read per combatant only, asked per group or
+    side, says so."""
     if by not in LEVELS:
         raise ArgumentError(f"by: no level {by!r}; allowed: {', '.join(LEVELS)}")
     if not wanted:
@@ -180,6 +182,13 @@ def check_metrics(
     available = available_metrics(scenario, by)
     families = metric_families(scenario, by) if families else []
     unknown = [m for m in wanted if m not in available and m not in families]
+    if unknown and by != "combatant":
+        per_combatant = available_metrics(scenario) + metric_families(scenario)
+        if unknown[0] in per_combatant:
+            raise ArgumentError(
+                f"{label}: {unknown[0]!r} is read per combatant only, not per {by}; "
+                f"give --by combatant (the default) for it"
+            )
     if unknown:
         more = f" (and {', '.join(f + '.*' for f in families)})" if families else ""
         raise ArgumentError(

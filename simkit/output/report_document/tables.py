@@ -17,6 +17,8 @@ from simkit import systems
 from simkit.metrics import Estimate
 from simkit.output.numbers import format_difference, format_estimate
 from simkit.output.report_document.names import (
+    EACH,
+    aggregation,
     field_words,
     join_names,
     title_of,
@@ -117,16 +119,27 @@ def chunks(names: list[str], size: int = MAX_COLUMNS) -> list[list[str]]:
 
 
 # --------------------------------------------------------------------------- verdict
-def side_table(numbers: Numbers) -> Table:
-    """The verdict's table: one column per side (one row per side beyond four sides)."""
-    metrics = [m for m in SIDE_METRICS if numbers.has(m)]
+def side_unit(metric: str) -> str:
+    """The unit of a side's row with how its members make it: ``actions, sum``."""
+    how = aggregation(metric)
+    return f"{unit_of(metric)}, {how}" if how else unit_of(metric)
+
+
+def side_table(
+    numbers: Numbers, chosen: tuple[str, ...] = SIDE_METRICS, columns: bool = False
+) -> Table:
+    """The verdict's table: one column per side (one row per side beyond four sides;
+    ``columns``: one column per side always); each unit says how the side's members
+    make its value (``sum``, ``any member``, ``ratio of sums``)."""
+    metrics = [m for m in chosen if numbers.has(m)]
     note = (
-        "Per side: counts summed over its members, first action as any member's; "
-        "action economy: its actions per action of all its opponents."
+        "Per side: counts summed over its members (sum), a probability as any member's "
+        "(any member), a share as the ratio of the summed counts; action economy: its "
+        "actions per action of all its opponents."
     )
-    if len(numbers.sides) <= 4:
+    if columns or len(numbers.sides) <= 4:
         rows = [
-            [title_of(m), unit_of(m), *(cell(m, numbers.side(s, m)) for s in numbers.sides)]
+            [title_of(m), side_unit(m), *(cell(m, numbers.side(s, m)) for s in numbers.sides)]
             for m in metrics
         ]
         return Table(
@@ -139,7 +152,7 @@ def side_table(numbers: Numbers) -> Table:
             key="sides",
             extra={"align": False},
         )
-    heads = [header(m) for m in metrics]
+    heads = [(title_of(m), side_unit(m)) for m in metrics]
     rows = [[s, *(cell(m, numbers.side(s, m)) for m in metrics)] for s in numbers.sides]
     return Table(
         "Sides",
@@ -272,7 +285,7 @@ def _group_table(numbers: Numbers, title: str, metrics: list[str]) -> Table:
     return Table(
         title,
         ["Combatant", *(h for h, _ in heads)],
-        ["", *(u for _, u in heads)],
+        [f"a group ×N: {EACH}" if each else "", *(u for _, u in heads)],
         rows,
         members=frozenset(member_rows),
         note=note,
