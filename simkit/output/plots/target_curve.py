@@ -61,16 +61,22 @@ def tune_figure(tuning: Any) -> Figure:
                     ls="--",
                     label=f"target {target.comparator} {target.value:g}",
                 ),
-                Line2D(
-                    [],
-                    [],
-                    marker="o",
-                    ls="",
-                    ms=9,
-                    mfc="none",
-                    mec=OKABE_ITO[2],
-                    mew=2,
-                    label="meets the target",
+                *(
+                    [
+                        Line2D(
+                            [],
+                            [],
+                            marker="o",
+                            ls="",
+                            ms=9,
+                            mfc="none",
+                            mec=OKABE_ITO[2],
+                            mew=2,
+                            label="meets the target",
+                        )
+                    ]
+                    if any(p.met for p in points)  # only where a value does
+                    else []
                 ),
             ],
             fontsize=FONT - 1,

@@ -1,5 +1,6 @@
 """A report's tables, as data (``Table``): the side table of the verdict, the
-scenario, the per-group metrics (split by theme so that every table fits the page),
+scenario, the per-group metrics (one table per theme; the HTML page cuts a table into
+"(continued)" parts only where it would not fit the page's width, ``page.column_parts``),
 the cost and benefit of every policy, and the sweep.
 
 Headers are words from the metric registry with the unit on a second line; cells are
@@ -256,12 +257,8 @@ def group_tables(numbers: Numbers) -> tuple[list[Table], list[str]]:
     for title, names in themes:
         chosen = [m for m in names if m in available and m not in zero]
         placed.update(chosen)
-        for part, cols in enumerate(chunks(chosen)):
-            if not cols:
-                continue
-            tables.append(
-                _group_table(numbers, title if part == 0 else f"{title} (continued)", cols)
-            )
+        if chosen:  # one table per theme; the page cuts it only where it is too wide
+            tables.append(_group_table(numbers, title, chosen))
     return tables, zero
 
 
@@ -425,7 +422,8 @@ def grid_table(data: ReportData, numbers: Numbers) -> Table:
     units = ["values as played", *(unit_of(m) for m, _ in metrics)]
     if data.tuning is not None:
         head.append(data.tuning.target.quantity)
-        units.append("✓ meets the target")
+        met = any(p.met for p in data.tuning.points)
+        units.append("✓ meets the target" if met else "no point meets the target")
     return Table("The sweep", head, units, rows, key="sweep")
 
 
