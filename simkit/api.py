@@ -182,12 +182,18 @@ def check_metrics(
     available = available_metrics(scenario, by)
     families = metric_families(scenario, by) if families else []
     unknown = [m for m in wanted if m not in available and m not in families]
-    if unknown and by != "combatant":
-        per_combatant = available_metrics(scenario) + metric_families(scenario)
-        if unknown[0] in per_combatant:
+    if unknown:
+        levels = [
+            level
+            for level in LEVELS
+            if level != by
+            and unknown[0] in available_metrics(scenario, level) + metric_families(scenario, level)
+        ]
+        if levels:  # a metric of another level: say which
+            where = " or ".join(f"per {level}" for level in levels)
+            option = " or ".join(f"--by {level}" for level in levels)
             raise ArgumentError(
-                f"{label}: {unknown[0]!r} is read per combatant only, not per {by}; "
-                f"give --by combatant (the default) for it"
+                f"{label}: {unknown[0]!r} is read {where} only, not per {by}; give {option}"
             )
     if unknown:
         more = f" (and {', '.join(f + '.*' for f in families)})" if families else ""

@@ -96,7 +96,9 @@ def test_metrics_takes_every_family_the_api_has(capsys, family, wolves):
     assert expected in out and re.search(r"\d ± \d", out)
     status, out, err = run_cli(capsys, "run", str(WOLVES), "--by", "side", "--metrics", family)
     assert status == 2 and out == ""
-    assert f"'{family}' is read per combatant only, not per side" in err
+    assert f"'{family}' is read per combatant only, not per side; give --by combatant" in err
+    status, out, err = run_cli(capsys, "run", str(WOLVES), "--metrics", "action_economy")
+    assert status == 2 and "'action_economy' is read per side only, not per combatant" in err
 
 
 def test_compare_shows_the_side_rows_then_the_significant_combatant_rows(capsys):
