@@ -346,7 +346,8 @@ def policy_table(e: PolicyEffect, numbers: Numbers, title: str) -> Table:
         ["", "", *("" for _ in columns)],
         rows,
         text_columns=2,
-        note="As written minus the alternative, on the same dice; ± is the paired 95% "
+        note="As written minus the alternative, on the same dice (a side: its members' "
+        "sum, a probability as any member's); ± is the paired 95% "
         "half-width; 0: the same in every round.",
         key="policy",
         extra={"align": False},
@@ -381,7 +382,7 @@ def side_sweep_table(data: ReportData, numbers: Numbers) -> Table:
             "Its action economy",
             *(f"{title_of(m)}: {s}" for m, s in metrics),
         ],
-        ["", unit_of(ECONOMY), *(unit_of(m) for m, _ in metrics)],
+        ["", unit_of(ECONOMY), *(side_unit(m) for m, _ in metrics)],
         rows,
         key="sweep",
     )
@@ -419,7 +420,7 @@ def grid_table(data: ReportData, numbers: Numbers) -> Table:
             )
         rows.append(row)
     head = ["Point", *(f"{title_of(m)}: {s}" for m, s in metrics)]
-    units = ["values as played", *(unit_of(m) for m, _ in metrics)]
+    units = ["values as played", *(side_unit(m) for m, _ in metrics)]
     if data.tuning is not None:
         head.append(data.tuning.target.quantity)
         met = any(p.met for p in data.tuning.points)
