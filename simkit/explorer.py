@@ -128,13 +128,15 @@ class Explorer:
     def set(self, who: str, field: str, value: Any) -> bool:
         """Change one control and re-play (``who`` is a group name or ``"rules"``).
 
-        A value its field does not allow (readiness 99) is refused: False, ``error``
+        A number its field does not allow (readiness 99) is refused: False, ``error``
         says why, nothing changes.  A value the field allows but the scenario cannot be
         played with (a combination a rule forbids) is kept, ``error`` says why, and the
         tables keep the last playable scenario until another change makes it playable.
         Setting a control back to its written value removes the change."""
         spec = (self.system.rules if who == RULES else self.system.fields)[field]
-        _, problem = check_value(spec, value)
+        # a number out of its field's range (a menu offers only allowed values; a field
+        # that takes other forms, a list of names, is left to the validator below)
+        problem = check_value(spec, value)[1] if spec.kind in (int, float) else None
         if problem:
             self.error = f"{who}.{field}: {problem}; not applied"
             return False
