@@ -180,8 +180,10 @@ def check_metrics(
     families: bool = True,
 ) -> list[str] | None:
     """``wanted`` checked against the metrics of ``scenario`` per ``by``; with
-    ``families`` a family's name (``acts_before``) is accepted too (run and compare
-    show its members; a sweep does not)."""
+    ``families`` a family's name (``acts_before``, ``actions_dist``: what
+    ``Result.acts_before()`` and ``Result.actions_distribution()`` give) is accepted too
+    and means all its members.  A metric read per combatant only, asked per group or
+    side, says so."""
     if by not in LEVELS:
         raise ArgumentError(f"by: no level {by!r}; allowed: {', '.join(LEVELS)}")
     if not wanted:
@@ -189,6 +191,19 @@ def check_metrics(
     available = available_metrics(scenario, by)
     families = metric_families(scenario, by) if families else []
     unknown = [m for m in wanted if m not in available and m not in families]
+    if unknown:
+        levels = [
+            level
+            for level in LEVELS
+            if level != by
+            and unknown[0] in available_metrics(scenario, level) + metric_families(scenario, level)
+        ]
+        if levels:  # a metric of another level: say which
+            where = " or ".join(f"per {level}" for level in levels)
+            option = " or ".join(f"--by {level}" for level in levels)
+            raise ArgumentError(
+                f"{label}: {unknown[0]!r} is read {where} only, not per {by}; give {option}"
+            )
     if unknown:
         more = f" (and {', '.join(f + '.*' for f in families)})" if families else ""
         raise ArgumentError(

@@ -477,6 +477,12 @@ def build_parser() -> _Parser:
     _add_common(p, rounds="rounds per run (default: the scenario's)")
     _add_precision(p, "every metric per combatant and per side of the scenario as written")
     p.add_argument("--out", metavar="DIR", required=True, help="directory to write the report to")
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also print the run's table, the findings and the files written (default: the "
+        "report's path and its verdict)",
+    )
     p.set_defaults(handler=_cmd_report)
 
     p = sub.add_parser(
@@ -576,10 +582,41 @@ def console_main() -> NoReturn:
 def _error(message: str, prefix: str = f"{PROG}: error: ", details: tuple[str, ...] = ()) -> None:
     """One ``simkit: error:`` line (control characters escaped), then one indented line
     per detail (every problem of a scenario file)."""
-    lines = [prefix + _printable(cut_words(message))]
-    lines += ["  " + _printable(cut_words(d)) for d in details]  # long words cut (bounded)
+    lines = _listing(prefix + _printable(cut_words(message)))
+    for d in details:  # long words cut (bounded)
+        lines += _listing("  " + _printable(cut_words(d)))
     with contextlib.suppress(OSError, ValueError, AttributeError):  # no stderr to speak to
         print("\n".join(lines), file=sys.stderr, flush=True)
+
+
+LISTS = ("allowed: ", "available: ")
+
+
+def _listing(line: str) -> list[str]:
+    """An error line with a list of names (``allowed: ...``, ``available: ...``) wrapped
+    at the width of stderr, the further lines indented by four spaces, when that width is
+    known (``COLUMNS``, or stderr is a terminal); otherwise, and for any other line, as
+    it is: one line a script can read."""
+    known = os.environ.get("COLUMNS", "").strip() or _isatty(sys.stderr)
+    width = _width(sys.stderr)
+    if not known or len(line) <= width or not any(word in line for word in LISTS):
+        return [line]
+    import textwrap
+
+    return textwrap.wrap(
+        line,
+        width,
+        subsequent_indent="    ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [line]
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return stream is not None and stream.isatty()
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _printable(text: str) -> str:
@@ -619,12 +656,18 @@ def _note(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
 
-def _width() -> int:
-    """Columns for tables: the terminal's when stdout is one (at most 200), else 100."""
+def _width(stream: Any = None) -> int:
+    """Columns for tables and sentences: ``COLUMNS`` when set (also when the output is a
+    pipe or a file), else the terminal's when ``stream`` (default stdout) is one, else
+    100; always from 60 to 200."""
+    stream = sys.stdout if stream is None else stream
+    columns = os.environ.get("COLUMNS", "").strip()
+    if digits.is_int(columns) and int(columns) > 0:
+        return max(60, min(200, int(columns)))
     try:
-        if sys.stdout is not None and sys.stdout.isatty():
-            return max(60, min(200, os.get_terminal_size(sys.stdout.fileno()).columns))
-    except (OSError, ValueError):
+        if stream is not None and stream.isatty():
+            return max(60, min(200, os.get_terminal_size(stream.fileno()).columns))
+    except (OSError, ValueError, AttributeError):
         pass
     return 100
 
@@ -767,6 +810,7 @@ def _precision(args: argparse.Namespace, scenarios: list[Any]) -> Any:
 def _cmd_report(args: argparse.Namespace) -> int:
     from simkit import api
     from simkit.output.render import render
+    from simkit.output.terminal import wrap
 
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
@@ -803,20 +847,31 @@ def _cmd_report(args: argparse.Namespace) -> int:
             )
         else:
             failure = ""
-    lines = [render("run", rendered.data.result, width=_width())]
+    width = _width()
+    verbose = getattr(args, "verbose", False)
+    lines = []
+    if verbose:
+        lines += [render("run", rendered.data.result, width=width, verdict=False), ""]
     if stopping is not None:
         lines.append(f"{stopping.line()}; every run of the report has {rounds:,} rounds")
-    lines += ["", "Verdict:"]
-    lines += [f"- {line}" for line in rendered.verdict]
-    lines += ["", "Findings:"]
-    lines += [f"- {line}" for line in rendered.findings]
     if not failure:
-        plots = sum(name.endswith(".png") for name in rendered.files)
-        tables_ = sum(name.endswith(".csv") for name in rendered.files)
         lines.append(f"report: {out.path / 'report.html'}")
-        lines.append(
-            f"also: {out.path / 'report.md'}, {plots} PNG plots and {tables_} CSV tables beside it"
-        )
+    if rendered.verdict:
+        lines.append("Verdict:")
+        lines += [row for line in rendered.verdict for row in wrap(line, width, bullet="- ")]
+    tuning = getattr(rendered.data, "tuning", None)
+    if tuning is not None and not verbose:  # the answer to --target (also in the findings)
+        lines += wrap(f"Target {tuning.target.text}: {tuning.answer}", width)
+    if verbose:
+        lines += ["", "Findings:"]
+        lines += [row for line in rendered.findings for row in wrap(line, width, bullet="- ")]
+        if not failure:
+            plots = sum(name.endswith(".png") for name in rendered.files)
+            tables_ = sum(name.endswith(".csv") for name in rendered.files)
+            lines.append(
+                f"also: {out.path / 'report.md'}, {plots} PNG plots and {tables_} CSV tables "
+                "beside it"
+            )
     _emit("\n".join(lines))
     if failure:
         raise CliError(failure)
@@ -869,7 +924,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     scenario = validate(args.scenario)
     out = _out_dir(args.out)
     grid = api.read_grid(scenario, args.vary, "--vary")  # every point checked
-    _metrics(args, scenario, families=False)
+    _metrics(args, scenario)
     precision = _precision(args, [scenario])
     if precision is not None:
         with _progress(precision.totals([scenario])[0] * grid.points) as bar:

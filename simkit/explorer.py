@@ -1,9 +1,12 @@
 """``simkit.explore(path)``: an interactive explorer of one scenario for JupyterLab.
 
-Controls (ipywidgets) for every group's main initiative field, its advantage where the
-system has one, its policies, and the system's rules.  Every change re-plays the
-scenario with the same seed (common random numbers, 200,000 rounds by default) and
-updates the side table, the group table and one plot, each beside the paired
+Controls (ipywidgets) for every field of the scenario's system, per group (its main
+initiative field first; read from the system's schema, ``System.fields``), and every
+rule of the system (``System.rules``).  A value the system does not allow (readiness
+99) is refused with the validator's message, shown above the tables; the control goes
+back to the value in force, and the tables keep the last scenario that could be played.
+Every change re-plays the scenario with the same seed (common random numbers, 200,000
+rounds by default) and updates the side table, the group table and one plot, each beside the paired
 difference to the scenario as written (same dice, so the difference is the change's
 effect, with its paired 95% interval; a control set back to its written value gives
 exactly 0).
@@ -32,7 +35,7 @@ from simkit.metrics import t_quantile_975
 from simkit.output.notebook import STYLE, table_html
 from simkit.output.numbers import format_difference, format_estimate
 from simkit.output.terminal import header_of
-from simkit.scenario import Scenario, ScenarioError, with_changes
+from simkit.scenario import Scenario, ScenarioError, check_value, with_changes
 
 ROUNDS = 200_000
 BATCHES = 64
@@ -45,7 +48,6 @@ SIDE_METRICS = (
     "hasty_only",
 )
 GROUP_METRICS = ("first_action", "actions", "attacked_before_acting", "undefended", "hasty_share")
-SLIDER_MAX = 20  # an integer field allowed beyond this (advantage: 120) gets a slider to 20
 RULES = "rules"
 
 
@@ -97,20 +99,19 @@ class Explorer:
 
     # ------------------------------------------------------------------ controls
     def controls(self) -> list[tuple[str, str, Any, Any]]:
-        """(who, field, spec, written value) of every control: per group its main field,
-        ``advantage`` if the system has it (and ``opening`` in fights), and its policies;
-        then ``"rules"``."""
+        """(who, field, spec, written value) of every control: per group every field of
+        the system's schema that has a value (its main field first; ``opening`` only in
+        fights, R8a); then every rule, as ``"rules"``."""
         out = []
         fields = self.system.fields
         for group in self.base.groups:
             member = self.base.combatants[self.base.members(group)[0]]
-            names = [self.system.stat_field(member.params, member.given)]
-            names += [f for f in ("advantage",) if f in fields]
-            if self.base.fight_rounds:  # R8a: the opening of a fight
-                names += [f for f in ("opening",) if f in fields]
-            names += list(self.system.policies)
+            names = [self.system.stat_field(member.params, member.given), *fields]
+            if not self.base.fight_rounds:  # R8a: the opening of a fight needs fights
+                names = [n for n in names if n != "opening"]
             for name in dict.fromkeys(names):
-                out.append((group, name, fields[name], member.params[name]))
+                if member.params.get(name) is not None:  # vtm: rating or dexterity, wits
+                    out.append((group, name, fields[name], member.params[name]))
         for name, spec in self.system.rules.items():
             out.append((RULES, name, spec, self.base.rules[name]))
         return out
@@ -126,10 +127,21 @@ class Explorer:
         chosen = self.rules if who == RULES else self.changes.get(who, {})
         return chosen.get(field, self.written(who, field))
 
-    def set(self, who: str, field: str, value: Any) -> None:
+    def set(self, who: str, field: str, value: Any) -> bool:
         """Change one control and re-play (``who`` is a group name or ``"rules"``).
 
+        A number its field does not allow (readiness 99) is refused: False, ``error``
+        says why, nothing changes.  A value the field allows but the scenario cannot be
+        played with (a combination a rule forbids) is kept, ``error`` says why, and the
+        tables keep the last playable scenario until another change makes it playable.
         Setting a control back to its written value removes the change."""
+        spec = (self.system.rules if who == RULES else self.system.fields)[field]
+        # a number out of its field's range (a menu offers only allowed values; a field
+        # that takes other forms, a list of names, is left to the validator below)
+        problem = check_value(spec, value)[1] if spec.kind in (int, float) else None
+        if problem:
+            self.error = f"{who}.{field}: {problem}; not applied"
+            return False
         chosen = self.rules if who == RULES else self.changes.setdefault(who, {})
         if value == self.written(who, field):
             chosen.pop(field, None)
@@ -138,6 +150,7 @@ class Explorer:
         if who != RULES and not chosen:
             del self.changes[who]
         self.update()
+        return True
 
     def reset(self) -> None:
         """Every control back to the scenario as written (one re-play)."""
@@ -202,7 +215,7 @@ class Explorer:
                     body.append(
                         [
                             who,
-                            header_of(m),
+                            header_of(m, level),
                             "" if b is None else format_estimate(m, b[2], b[3]),
                             format_estimate(m, r[2], r[3]),
                             _change(m, d),
@@ -241,7 +254,7 @@ class Explorer:
             f"last update {self.elapsed_s:.2f} s</p>"
         )
         parts += ["<b>Sides</b>", table_html(header, _once(tables["side"]), 2)]
-        parts += ["<b>Groups</b> (counts summed over a group's members)"]
+        parts += ["<b>Groups</b> (each header says how a group's members make its row)"]
         parts += [table_html(header, _once(tables["group"]), 2)]
         parts.append(
             '<div class="simkit-c">± = 95% interval half-width; change = now − as written, '
@@ -314,10 +327,17 @@ def explore(
         if control is None:
             continue
 
-        def changed(change: Any, who: str = who, field: str = field) -> None:
+        def changed(change: Any, who: str = who, field: str = field, box: Any = control) -> None:
             if quiet[0]:
                 return
-            ex.set(who, field, change["new"])
+            if not ex.set(who, field, change["new"]):  # refused: say why, show what holds
+                quiet[0] = True
+                try:
+                    box.value = ex.value(who, field)
+                finally:
+                    quiet[0] = False
+                tables.value = ex.html()
+                return
             refresh()
 
         control.observe(changed, names="value")
@@ -364,9 +384,11 @@ def _allies(scenario: Scenario, group: str) -> list[str]:
 
 
 def _control(w: Any, field: str, spec: Any, value: Any, names: list[str] | None = None) -> Any:
-    """The widget of one field: a dropdown for choices, a slider for numbers, a
-    checkbox for flags; sliders act when released (one re-play per change).  A field
-    that also takes names (``guard = ["Mira"]``) offers each of ``names`` alone."""
+    """The widget of one field: a dropdown for choices, a number box for integers (a
+    slider would clamp 99 to its end silently; the explorer refuses it with a message),
+    a slider for shares, a checkbox for flags; a number acts when entered or released
+    (one re-play per change).  A field that also takes names (``guard = ["Mira"]``)
+    offers each of ``names`` alone."""
     style = {"description_width": "initial"}
     if spec.choices:
         options: list[Any] = [(str(c), c) for c in spec.choices]
@@ -378,13 +400,10 @@ def _control(w: Any, field: str, spec: Any, value: Any, names: list[str] | None 
     if spec.kind is bool:
         return w.Checkbox(value=bool(value), description=field, style=style)
     if spec.kind is int:
-        low = int(spec.low or 0)
-        high = max(int(value), min(int(spec.high or SLIDER_MAX), SLIDER_MAX))
-        return w.IntSlider(
+        allowed = f"{spec.low}..{spec.high}" if spec.high is not None else f"{spec.low} or more"
+        return w.IntText(
             value=value,
-            min=low,
-            max=high,
-            description=field,
+            description=f"{field} ({allowed})",
             continuous_update=False,
             style=style,
         )

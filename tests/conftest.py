@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -29,3 +30,13 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "derandomized"))
+
+
+@pytest.fixture(autouse=True)
+def _no_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Output width as on a pipe with no ``COLUMNS`` (100, errors on one line), whatever
+    the shell that runs the tests exports; a test that wants a width sets it.  (Set
+    first, so that the process environment child processes inherit loses it too, where
+    a library set it without ``os.environ`` knowing.)"""
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.delenv("COLUMNS")

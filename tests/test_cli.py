@@ -255,7 +255,8 @@ def test_command_exits_fast_with_complete_output(tmp_path):
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.rstrip().endswith("half-width")  # the table's last line, flushed
+    assert "half-width\n" in proc.stdout  # the table's last line
+    assert proc.stdout.rstrip().endswith("pips.")  # the verdict's last sentence, flushed
     assert json.loads((out / "summary.json").read_text())["rounds"] == 3000
     assert (out / "metrics.csv").read_text().endswith("\n")
     bad = tmp_path / "bad.toml"

@@ -427,7 +427,9 @@ def test_one_die_is_worth_about_one_point_of_a_d10_stat():
     assert max(abs(exact[p] - _d10_first(p[0] - p[1])) for p in pairs) < Fraction(5, 100)
 
 
-def test_a_sweep_refuses_a_metric_family_before_simulating(capsys, monkeypatch):
+def test_a_sweep_refuses_an_unknown_metric_before_simulating(capsys, monkeypatch):
+    """(A family's name, ``acts_before``, is a metric of a sweep too:
+    tests/test_run_verdict.py.)"""
     from simkit.analysis import sweep as sweep_module
 
     def no_run(*args, **kwargs):
@@ -435,6 +437,8 @@ def test_a_sweep_refuses_a_metric_family_before_simulating(capsys, monkeypatch):
 
     monkeypatch.setattr(sweep_module, "sweep", no_run)
     path = str(ROOT / "scenarios/vtm_duel.toml")
-    argv = ["sweep", path, "--vary", "Duelist.rating=5,6", "--metrics", "acts_before"]
+    argv = ["sweep", path, "--vary", "Duelist.rating=5,6", "--metrics", "acts_befor"]
     assert main(argv) == 2
-    assert capsys.readouterr().err.startswith("simkit: error: --metrics: no metric 'acts_before'")
+    err = capsys.readouterr().err
+    assert err.startswith("simkit: error: --metrics: no metric 'acts_befor'")
+    assert "did you mean 'acts_before'" in err

@@ -41,18 +41,36 @@ def test_one_set_of_controls_per_group_then_the_rules(box):
     keys = list(box.controls)
     # the three wolves are one group: one set of controls, not three
     assert "Wolf.readiness" in keys and not any(k.startswith("Wolf 1.") for k in keys)
+    # every field of the system's schema, and every rule, from the schema
+    readiness = simkit.systems.get("readiness")
     for who in ("Gunnar", "Astrid", "Leif", "Wolf"):
-        for field in ("readiness", "advantage", "hold", "defend", "guard"):
-            assert f"{who}.{field}" in keys
-    assert keys[-4:] == ["rules.order", "rules.prep", "rules.holder_actions", "rules.release"]
+        for field in readiness.fields:
+            # opening (R8a) limits advantage to a fight's first round: only in fights
+            assert (f"{who}.{field}" in keys) == (field != "opening"), field
+    assert {"role", "weakness", "surprised"} <= set(readiness.fields)  # beyond the old five
+    assert keys[-len(readiness.rules) :] == [f"rules.{r}" for r in readiness.rules]
     # the controls show the scenario as written
     assert box.controls["Gunnar.hold"].value == "until_attacked"
     assert box.controls["Leif.defend"].value == "hasty_up_to:2"  # a value beyond the choices
     assert box.controls["Astrid.guard"].value == "backup"
     assert box.controls["Wolf.readiness"].value == 2
-    # a slider re-plays once, when it is released
+    # a number re-plays once, when it is entered
     assert box.controls["Wolf.readiness"].continuous_update is False
-    assert box.controls["Wolf.advantage"].max == 20  # not 120: a usable slider
+    assert "(1..20)" in box.controls["Wolf.readiness"].description
+
+
+def test_an_out_of_range_value_is_refused_visibly_not_clamped(box):
+    ex = box.explorer
+    before = ex.tables()
+    box.controls["Wolf.readiness"].value = 99
+    assert ex.error == (
+        "Wolf.readiness: 99 is not allowed; allowed: an integer from 1 to 20; not applied"
+    )
+    assert "99 is not allowed" in box.tables.value  # shown above the tables
+    assert box.controls["Wolf.readiness"].value == 2  # the value in force, not 20
+    assert ex.changes == {} and ex.tables() == before
+    assert ex.set("Wolf", "readiness", 20) and ex.error == ""  # the end of the range plays
+    assert ex.current.combatants[ex.current.index("Wolf 1")].params["readiness"] == 20
 
 
 def test_the_explorer_as_written_is_simkit_run(box):
@@ -86,12 +104,12 @@ def test_a_control_changes_the_tables_the_difference_and_the_plot(box):
         abs=1e-12,
     )
     after = {level: _rows(rows) for level, rows in ex.tables().items()}
-    row = after["side"][("wolves", "Actions")]
-    assert row[2] == before["side"][("wolves", "Actions")][3]  # "as written" stays
+    row = after["side"][("wolves", "Actions (sum)")]
+    assert row[2] == before["side"][("wolves", "Actions (sum)")][3]  # "as written" stays
     assert row[3] != row[2]  # "now" moved
     assert row[4].startswith("+")  # the change, with its interval
-    group = after["group"][("Wolf", "Actions")]
-    assert group[4].startswith("+") and group[3] != before["group"][("Wolf", "Actions")][3]
+    group = after["group"][("Wolf", "Actions (sum)")]
+    assert group[4].startswith("+") and group[3] != before["group"][("Wolf", "Actions (sum)")][3]
 
 
 def test_the_difference_is_simkit_compare_on_the_same_dice(box):

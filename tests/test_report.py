@@ -207,7 +207,8 @@ def test_the_verdict_names_the_favoured_side_with_its_intervals(wolves):
     favoured, other = ("party", "wolves") if party[2] > 1 else ("wolves", "party")
     assert party[4] > 1 or party[5] < 1  # the interval excludes parity at these rounds
     pattern = (
-        rf"favours {favoured}: ({NUMBER}) ± ({NUMBER}) actions per round against "
+        rf"favours {favoured}: ({NUMBER}) ± ({NUMBER}) actions per round "
+        r"\(the sum over its members\) against "
         rf"({NUMBER}) ± {NUMBER} for {other}, ({NUMBER}) ± ({NUMBER}) times as many"
     )
     m = re.search(pattern, rendered.verdict[0])
@@ -420,9 +421,15 @@ def test_tables_fit_the_page_by_construction(wolves):
     _, _, rendered, _ = wolves
     numbers = numbers_module.Numbers(rendered.data.result)
     tables, _ = tables_module.group_tables(numbers)
-    assert tables and all(
-        len(t.header) - t.text_columns <= tables_module.MAX_COLUMNS for t in tables
-    )
+    from simkit.output.report_document import page as page_module
+
+    # one table per theme; the page cuts one only where its estimate would not fit
+    assert tables and not any("(continued)" in t.title for t in tables)
+    html = rendered.files["report.html"].decode()
+    for t in tables:
+        parts = page_module.column_parts(t)
+        assert (len(parts) > 1) == (f"{t.title} (continued)" in html)
+        assert all(sum(page_module._width(t, j) for j in p) <= page_module.BUDGET for p in parts)
     assert tables_module.chunks(list("abcdefghij")) == [list("abcde"), list("fghij")]
 
 
@@ -438,7 +445,7 @@ def test_vary_and_target_replace_the_default_sweep(tmp_path, capsys):
     names = {p.name for p in out.iterdir()}
     assert {"sweep.png", "tune.png", "tune.csv", "sweep.csv"} <= names
     tuning = simkit.tune(WOLVES, ["Wolf.readiness=+0..+2"], target, rounds=5000, rng=3)
-    assert f"Target {target}: {tuning.answer}" in printed
+    assert f"Target {target}: {tuning.answer}" in " ".join(printed.split())  # wrapped
     sweep = pd.read_csv(out / "sweep.csv")
     assert "Wolf.readiness" in sweep.columns and "offset" not in sweep.columns
     tune = pd.read_csv(out / "tune.csv")
@@ -485,8 +492,17 @@ def test_report_of_a_system_without_holding(tmp_path, capsys):
     out = tmp_path / "perception"
     assert main(["report", str(PERCEPTION), "--rounds", "5000", "--out", str(out)]) == 0
     printed = capsys.readouterr()
+    # by default: the path and the verdict only (no table, no findings)
+    assert printed.out.splitlines()[:2] == [f"report: {out / 'report.html'}", "Verdict:"]
+    assert "Findings:" not in printed.out and "Most often first" not in printed.out
+    assert "combatant  side" not in printed.out
+    assert printed.err == ""
+    args = ["report", str(PERCEPTION), "--rounds", "5000", "--out", str(out), "--verbose"]
+    assert main(args) == 0
+    printed = capsys.readouterr()
     assert f"report: {out / 'report.html'}" in printed.out
     assert "Verdict:" in printed.out and "Most often first: Wolf" in printed.out
+    assert "combatant  side" in printed.out and "Findings:" in printed.out
     assert printed.err == ""  # no progress bar when stderr is not a terminal
     holding = pd.read_csv(out / "holding.csv")
     assert holding.empty and "difference" in holding.columns

@@ -299,3 +299,23 @@ def test_cli_sweep_prints_a_compact_table_and_writes_files(tmp_path, capsys):
     direct = simkit.sweep(WOLVES, ["Wolf.readiness=2..3"], rounds=3000, rng=6)
     saved = pd.read_csv(out / "sweep.csv")
     assert saved["mean"].to_numpy() == pytest.approx(direct.table["mean"].to_numpy(), rel=1e-9)
+
+
+def test_sweep_csv_carries_the_values_beside_the_offsets(tmp_path):
+    """``--vary 'Wolf.readiness=+0..+2'``: sweep.csv keeps the offsets and gives, beside
+    them, the value each combatant played with (empty where the field did not change)."""
+    import io
+
+    out = tmp_path / "sweep"
+    args = ["sweep", str(WOLVES), "--vary", "Wolf.readiness=+0..+2", "--vary", "Gunnar.hold=never"]
+    assert main([*args, "--rounds", "500", "--out", str(out)]) == 0
+    t = pd.read_csv(out / "sweep.csv", dtype={"Wolf.readiness": str})
+    columns = list(t.columns)
+    assert columns[:3] == ["Wolf.readiness", "Wolf.readiness value", "Gunnar.hold"]
+    wolves = t[t.combatant.str.startswith("Wolf")].drop_duplicates("Wolf.readiness")
+    assert list(wolves["Wolf.readiness"]) == ["+0", "+1", "+2"]
+    assert list(wolves["Wolf.readiness value"]) == [2, 3, 4]  # the wolves' readiness 2 + k
+    assert t[t.combatant == "Gunnar"]["Wolf.readiness value"].isna().all()
+    absolute = simkit.sweep(WOLVES, ["Wolf.readiness=2..3"], rounds=200, rng=1)
+    saved = pd.read_csv(io.BytesIO(absolute.files()["sweep.csv"]))
+    assert "Wolf.readiness value" not in saved.columns  # nothing to add to absolute values

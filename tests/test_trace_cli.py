@@ -112,3 +112,18 @@ def test_json_is_an_alias_of_format_json_and_csv_has_a_row_per_event(capsys):
     assert main([*args, "--format", "md"]) == 0
     md = capsys.readouterr().out.splitlines()
     assert len(md) == 2 + len(events) and md[0].startswith("| round | event | rule |")
+
+
+def test_a_pool_reads_high_to_low(capsys):
+    """The roll line lists a pool high to low (the JSON keeps the order drawn)."""
+    assert main(["trace", str(WORKED), "--dice", "W=1,4", "--dice", "B=2,6,5"]) == 0
+    text = capsys.readouterr().out
+    assert "R1  W rolls 4, 1" in text and "R1  B rolls 6, 5, 2" in text
+    assert main(["trace", str(WOLVES), "--rounds", "20", "--seed", "11"]) == 0
+    pools = re.findall(r"rolls ([\d, ]+)$", capsys.readouterr().out, re.MULTILINE)
+    faces = [[int(x) for x in p.split(", ")] for p in pools]
+    assert len(faces) >= 20 and any(len(set(f)) > 1 for f in faces)
+    assert all(f == sorted(f, reverse=True) for f in faces)
+    assert main(["trace", str(WORKED), "--dice", "W=1,4", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert next(r for r in rows if r.get("combatant") == "W" and "dice" in r)["dice"] == [1, 4]

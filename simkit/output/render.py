@@ -65,6 +65,7 @@ class View:
     metrics: Sequence[str] | None = None
     width: int = terminal.WIDTH
     all_metrics: bool = False
+    verdict: bool = True
 
 
 # --------------------------------------------------------------------------- tidy rows
@@ -346,7 +347,7 @@ def _metric_names(kind: str, result: Any) -> list[str]:
     family's name."""
     if kind == "run":
         return list(dict.fromkeys(r[1] for r in result.rows))
-    if kind == "compare":
+    if kind in ("compare", "sweep"):
         return list(dict.fromkeys(result.table.metric))
     if kind == "side_by_side":
         return list(dict.fromkeys(m for r in result.results for _, m, *_ in r.rows))
@@ -378,7 +379,9 @@ def _table(kind: str, result: Any, view: View) -> str:
     if kind == "run" and view.by == ROUND:
         return terminal.round_table(result, metrics=view.metrics, width=view.width)
     if kind == "run":
-        return terminal.result_table(result, by=view.by, metrics=view.metrics, width=view.width)
+        return terminal.result_table(
+            result, by=view.by, metrics=view.metrics, width=view.width, verdict=view.verdict
+        )
     if kind == "sweep":
         return terminal.sweep_table(result, view.metrics, by=view.by, width=view.width)
     if kind == "compare":
@@ -466,12 +469,14 @@ def render(
     metrics: Sequence[str] | None = None,
     width: int = terminal.WIDTH,
     all_metrics: bool = False,
+    verdict: bool = True,
 ) -> str:
     """``result`` of a ``kind`` command (run, sweep, compare, tune, trace) in format
     ``fmt`` (table, csv, md, json); see the module docstring.  KeyError for a metric
-    that is not in the result."""
+    that is not in the result.  The table of a run of two or more sides ends with its
+    side table and verdict (``verdict=False``: without them)."""
     check(kind, fmt)
-    view = View(by, expand_metrics(kind, result, metrics), width, all_metrics)
+    view = View(by, expand_metrics(kind, result, metrics), width, all_metrics, verdict)
     stopping = getattr(result, "stopping", None)
     notes = fights_notes(result)
     if fmt == "table":

@@ -124,17 +124,63 @@ def run_files(result: Any) -> dict[str, str]:
     }
 
 
+def played_column(column: str) -> str:
+    """The column of the values an offset gave: ``Wolf.readiness value``."""
+    return f"{column} value"
+
+
+def sweep_frame(sweep: Any, table: Any = None) -> Any:
+    """``sweep.table`` (or ``table``, rows of it in the same order) with, after each
+    field varied by offsets (``Wolf.readiness=+0..+2``), the value each row's combatant
+    played with (``Wolf.readiness value``: 2, 3, 4; empty for one the field does not
+    change and for scenario-wide rows)."""
+    t = sweep.table if table is None else table
+    relative = [a for a in sweep.axes if a.relative]
+    if not relative:
+        return t
+    t = t.copy()
+    for axis in relative:
+        values: list[Any] = []
+        for res in sweep.results:
+            params = {
+                c.name: c.params[axis.field]
+                for c in res.scenario.combatants
+                if axis.target == "*" or axis.target in (c.name, c.group)
+            }
+            values += [params.get(name) for name in res.table.combatant]
+        column = played_column(axis.column)
+        if table is None:
+            shown = values
+        else:  # a subset of the rows, in order: the index of sweep.table says which
+            shown = [values[k] for k in t.index]
+        numbers = all(v is None or isinstance(v, int) for v in shown)
+        t.insert(
+            t.columns.get_loc(axis.column) + 1,
+            column,
+            _ints(shown) if numbers else shown,
+        )
+    return t
+
+
+def _ints(values: list[Any]) -> Any:
+    from simkit.deferred import pandas as pd
+
+    return pd.array(values, dtype="Int64")
+
+
 def sweep_files(sweep: Any) -> dict[str, bytes]:
     """``simkit sweep --out``: sweep.csv and the plots.
 
-    One varied field: ``sweep_<metric>.png``, a line per combatant with its 95% band.
+    ``sweep.csv`` is ``sweep.table`` with, beside each field varied by offsets, the
+    values they gave (:func:`sweep_frame`).  One varied field: ``sweep_<metric>.png``, a
+    line per combatant with its 95% band.
     Two: ``sweep_<metric>.png``, a heatmap of the mean per combatant.  Plots are drawn
     for ``first_action``, ``actions`` and ``attacked_before_acting``; with three or more
     varied fields only ``sweep.csv`` is written.
     """
     from simkit.output.plots import figure_png, sweep_figure
 
-    files: dict[str, bytes] = {"sweep.csv": frame_csv(sweep.table).encode()}
+    files: dict[str, bytes] = {"sweep.csv": frame_csv(sweep_frame(sweep)).encode()}
     if len(sweep.axes) <= 2:
         for m in SWEEP_PLOTS:
             if (sweep.table.metric == m).any():

@@ -26,8 +26,9 @@ GAP = "  "
 Row = tuple[str, str, float, float, float, float]
 
 
-def header_of(name: str) -> str:
-    """A column header in words, with its unit: ``First action %``."""
+def header_of(name: str, level: str = "combatant") -> str:
+    """A column header in words, with its unit: ``First action %``; per group or side
+    with how the members make it: ``First action % (any member)``, ``Actions (sum)``."""
     try:
         m = metric(name)
     except UnknownMetric:
@@ -36,7 +37,13 @@ def header_of(name: str) -> str:
     label = m.label.replace(" k", f" {member}") if member and m.family == "k" else m.label
     if member and m.family == "combatant":
         label = f"{m.label} {member}"
-    return f"{label} %" if m.is_probability else label
+    label = f"{label} %" if m.is_probability else label
+    if level in ("group", "side") and m.scope != "scenario":
+        from simkit.output.report_document.names import aggregation
+
+        how = aggregation(name)
+        label += f" ({how})" if how else ""
+    return label
 
 
 def cell(name: str, mean: float, se: float) -> str:
@@ -120,7 +127,7 @@ def level_table(
     keys = [level] + (["side"] if sides else [])
     key_rows = [[n] + ([sides[n]] if sides else []) for n in names if n in per]
     body = [[cell(m, *per[n][m]) if m in per[n] else "" for m in chosen] for n in names if n in per]
-    return grid(keys, key_rows, [header_of(m) for m in chosen], body, width)
+    return grid(keys, key_rows, [header_of(m, level) for m in chosen], body, width)
 
 
 def result_table(
@@ -129,9 +136,12 @@ def result_table(
     by: str = "combatant",
     metrics: Sequence[str] | None = None,
     width: int = WIDTH,
+    verdict: bool = True,
 ) -> str:
     """The table ``simkit run`` prints: the metrics per combatant, group or side, the
-    scenario metrics and a last line on the run."""
+    scenario metrics and a line on the run; then, with two or more sides and no
+    ``metrics`` chosen (and ``verdict``), the side table and the verdict sentences of a
+    report (:func:`verdict_lines`)."""
     rows = result.level_rows(by)
     if by == "combatant" and metrics and any("." in m for m in metrics):
         rows = [r for r in result.rows if r[0]]  # a family's members: acts_before.X ...
@@ -154,7 +164,57 @@ def result_table(
         f"({result.rounds_per_s:,.0f} rounds/s, {workers} worker{'s' if workers != 1 else ''}); "
         "± is the 95% interval half-width"
     )
-    return "\n".join(fit(text, width))
+    text = fit(text, width)
+    if verdict and not metrics and len(result.scenario.sides) >= 2:
+        text += ["", *verdict_lines(result, width, sides_table=by != "side")]
+    return "\n".join(text)
+
+
+# The side table of ``simkit run``: the verdict's quantities (the report's side table has
+# a few more columns; the words and numbers are the same).
+RUN_SIDE_METRICS = ("actions", "action_economy", "first_action", "undefended", "hasty_only")
+
+
+def verdict_lines(result: Any, width: int = WIDTH, *, sides_table: bool = True) -> list[str]:
+    """The sides of a run (actions, action economy, first action, undefended, hasty
+    only: the report's side table) and the report's verdict sentences, wrapped at
+    ``width``; nothing for a run of one side."""
+    from simkit.output.report_document.findings import verdict
+    from simkit.output.report_document.readings import Numbers
+    from simkit.output.report_document.tables import side_table
+
+    numbers = Numbers(result)
+    if len(numbers.sides) < 2:
+        return []
+    out: list[str] = []
+    if sides_table:
+        table = side_table(numbers, RUN_SIDE_METRICS, columns=True)
+        out.append("Sides:")
+        keys = ["metric", "unit"]
+        key_rows = [row[:2] for row in table.rows]
+        out += grid(keys, key_rows, table.header[2:], [row[2:] for row in table.rows], width)
+        out += wrap(table.note, width)
+        out.append("")
+    out.append("Verdict:")
+    for sentence in verdict(numbers):
+        out += wrap(sentence, width, bullet="- ")
+    return out
+
+
+def wrap(text: str, width: int = WIDTH, bullet: str = "") -> list[str]:
+    """A sentence (or paragraph) wrapped at ``width``: after a ``bullet`` (``"- "``), the
+    further lines indented by as much as the bullet, else by two spaces."""
+    import textwrap
+
+    indent = " " * len(bullet) if bullet else "  "
+    return textwrap.wrap(
+        text,
+        max(20, width),
+        initial_indent=bullet,
+        subsequent_indent=indent,
+        break_on_hyphens=False,
+        break_long_words=False,
+    ) or [bullet.rstrip()]
 
 
 def round_table(result: Any, *, metrics: Sequence[str] | None = None, width: int = WIDTH) -> str:
@@ -221,28 +281,27 @@ def comparison_table(
     width: int = WIDTH,
     by: str = "combatant",
 ) -> str:
-    """A comparison as text: by default only the rows whose paired 95% interval excludes
-    0 (``all_metrics``: every row), then how much narrower pairing made the intervals."""
+    """A comparison as text: by default the side rows of a run's side table (with two or
+    more sides, per combatant), then only the rows whose paired 95% interval excludes 0
+    (``all_metrics``: every row), then how much narrower pairing made the intervals."""
     t = comparison.level_table(by) if by != "combatant" else comparison.table
     t = t[~t.metric.str.contains(".", regex=False)] if not (all_metrics or metrics) else t
     if metrics:
         t = t[t.metric.isin(list(metrics))]
     shown = t if all_metrics else t[(t.ci_low > 0) | (t.ci_high < 0)]
     who = t.columns[0]
-    key_rows, body = [], []
-    for r in shown.itertuples(index=False):
-        half = comparison.t_paired * r.se_paired
-        name = getattr(r, who) or "(scenario)"
-        key_rows.append([name, header_of(r.metric)])
-        body.append(
-            [
-                format_mean(r.metric, r.mean_a, r.se_unpaired),
-                format_mean(r.metric, r.mean_b, r.se_unpaired),
-                format_difference(r.metric, r.difference, half),
-                format_ratio(r.narrower),
-            ]
-        )
     lines = [f"A: {comparison.label_a}", f"B: {comparison.label_b}"]
+    sides = None
+    if by == "combatant" and not metrics and not all_metrics:
+        sides = _comparison_sides(comparison)
+    if sides is not None and len(sides):
+        lines.append("Sides (every row of the side table):")
+        side_keys, side_body = _comparison_cells(comparison, sides, "side")
+        lines += grid(
+            ["side", "metric"], side_keys, ["A", "B", "B − A", "narrower"], side_body, width
+        )
+        lines += ["", "Combatants (the rows that differ significantly):"]
+    key_rows, body = _comparison_cells(comparison, shown, who)
     if body:
         lines += grid([who, "metric"], key_rows, ["A", "B", "B − A", "narrower"], body, width)
     else:
@@ -328,6 +387,36 @@ def guard_lines(comparison: Any) -> list[str]:
     return lines
 
 
+def _comparison_sides(comparison: Any) -> Any:
+    """The side rows of a comparison for the metrics of a run's side table (None with
+    fewer than two sides)."""
+    levels = getattr(comparison, "levels", {})
+    if "side" not in levels or len(comparison.a.scenario.sides) < 2:
+        return None
+    t = levels["side"]
+    t = t[t.metric.isin(RUN_SIDE_METRICS)]
+    order = {m: k for k, m in enumerate(RUN_SIDE_METRICS)}
+    return t.iloc[sorted(range(len(t)), key=lambda k: (order[t.metric.iloc[k]], k))]
+
+
+def _comparison_cells(comparison: Any, rows: Any, who: str) -> tuple[list[Any], list[Any]]:
+    """Key cells (who, metric) and value cells (A, B, B − A, narrower) of comparison rows."""
+    key_rows, body = [], []
+    for r in rows.itertuples(index=False):
+        half = comparison.t_paired * r.se_paired
+        name = getattr(r, who) or "(scenario)"
+        key_rows.append([name, header_of(r.metric, who)])
+        body.append(
+            [
+                format_mean(r.metric, r.mean_a, r.se_unpaired),
+                format_mean(r.metric, r.mean_b, r.se_unpaired),
+                format_difference(r.metric, r.difference, half),
+                format_ratio(r.narrower),
+            ]
+        )
+    return key_rows, body
+
+
 def sweep_table(
     sweep: Any,
     metrics: Sequence[str] | None = None,
@@ -351,7 +440,8 @@ def sweep_table(
     key_rows: list[list[str]] = []
     body: list[list[str]] = []
     for k, (point, res) in enumerate(zip(sweep.points, sweep.results, strict=True)):
-        rows = {(r[0], r[1]): r for r in res.level_rows(by)}
+        level = [r for r in res.rows if r[0]] if by == "combatant" else res.level_rows(by)
+        rows = {(r[0], r[1]): r for r in level}  # per combatant: families' members too
         names = res.scenario.names if by == "combatant" else res.layout.level_names(by)
         for name in names:
             key_rows.append(
@@ -365,7 +455,7 @@ def sweep_table(
                     for m in present
                 ]
             )
-    lines = grid(keys, key_rows, [header_of(m) for m in present], body, width)
+    lines = grid(keys, key_rows, [header_of(m, by) for m in present], body, width)
     lines.append(
         f"{len(sweep.results)} points x {sweep.rounds:,} rounds, seed {sweep.seed} "
         f"(the same dice at every point), {sweep.elapsed_s:.2f} s; ± is the 95% interval "
@@ -453,7 +543,7 @@ def side_by_side_table(side: Any, rows: Any, *, by: str = "combatant", width: in
         if k:
             t = side.t_paired if side.paired[k] else Z95
             row[2 * k] = format_difference(r.metric, r.difference, t * r.se_difference)
-    key_rows = [[who, header_of(m)] for who, m in cells]
+    key_rows = [[who, header_of(m, by)] for who, m in cells]
     if cells:
         lines += grid([by, "metric"], key_rows, header, list(cells.values()), width)
     else:

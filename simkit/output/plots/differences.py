@@ -18,6 +18,7 @@ from simkit.output.plots.look import (
     WIDTH,
     error_bars,
     label_x,
+    line_colour,
     new_figure,
     palette,
     panel_title,
@@ -74,7 +75,7 @@ def plot_differences(
     unpaired = f * view.z_unpaired * t["se_unpaired"].to_numpy(float)
     ax.errorbar(diff, y, xerr=unpaired, fmt="none", ecolor="0.65", elinewidth=1, capsize=3)
     for yi, d, lo, hi, name in zip(y, diff, low, high, t["combatant"], strict=True):
-        colour = colours.get(name, INK)
+        colour = line_colour(colours.get(name, INK))  # dark enough on white
         ax.plot([lo, hi], [yi, yi], color=colour, lw=4, solid_capstyle="butt")
         ax.plot([d], [yi], "o", color=INK, markersize=3.5)
     ax.axvline(0.0, color="0.3", lw=0.8)

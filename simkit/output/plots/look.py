@@ -212,16 +212,45 @@ def _short(v: float) -> str:
     return f"{v:.3f}"
 
 
+MIN_LINE_CONTRAST = 3.0  # a line against the white page (WCAG's 3:1 for graphics)
+
+
+def contrast(colour: Any, background: Any = "white") -> float:
+    """The WCAG contrast ratio of two colours (1 to 21)."""
+    from matplotlib.colors import to_rgb
+
+    def luminance(c: Any) -> float:
+        lin = [x / 12.92 if x <= 0.04045 else ((x + 0.055) / 1.055) ** 2.4 for x in to_rgb(c)]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    a, b = sorted((luminance(colour), luminance(background)), reverse=True)
+    return (a + 0.05) / (b + 0.05)
+
+
+def line_colour(colour: Any, least: float = MIN_LINE_CONTRAST) -> str:
+    """``colour`` darkened (its hue kept) just enough for a contrast of ``least`` against
+    white: Okabe-Ito's yellow and orange as lines on a white page are too pale."""
+    from matplotlib.colors import to_hex, to_rgb
+
+    rgb = to_rgb(colour)
+    factor = 1.0
+    while contrast(tuple(factor * x for x in rgb)) < least and factor > 0:
+        factor -= 0.01
+    return to_hex(tuple(max(0.0, factor) * x for x in rgb))
+
+
 def lines(
     ax: Axes,
     xs: Sequence[float],
     series: Sequence[tuple[str, str, Sequence[Any], str]],
     name: str,
 ) -> list[Any]:
-    """One line per series ``(label, colour, estimates, linestyle)`` with its 95% band."""
+    """One line per series ``(label, colour, estimates, linestyle)`` with its 95% band;
+    a colour too pale for a line on white is darkened (:func:`line_colour`)."""
     f = factor_of(name)
     handles = []
-    for label, colour, ests, style in series:
+    for label, given, ests, style in series:
+        colour = line_colour(given)
         mean = np.array([f * e.mean for e in ests], float)
         low = np.array([f * e.ci_low for e in ests], float)
         high = np.array([f * e.ci_high for e in ests], float)

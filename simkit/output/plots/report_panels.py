@@ -15,6 +15,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from simkit.output.plots.look import (
+    CI_LABEL,
     DPI,
     ERROR,
     FONT,
@@ -28,6 +29,7 @@ from simkit.output.plots.look import (
     heatmap,
     label_x,
     label_y,
+    line_colour,
     lines,
     panel_title,
     style_axes,
@@ -108,7 +110,7 @@ def distribution_figure(
     """Grouped bars: P(value = k) per name (``distributions[i][k]`` an Estimate), in %."""
     ks = max(len(d) for d in distributions)
     fig = _plain(WIDTH, 3.0)
-    legend_room = _label_room(labels) + 0.35
+    legend_room = _label_room([*labels, CI_LABEL]) + 0.35  # its longest entry fits
     _place(fig, left=0.6, bottom=0.5, top=0.15, right=legend_room)
     ax = fig.add_subplot()
     width = 0.84 / len(labels)
@@ -253,7 +255,8 @@ def effects_figure(
     _place(fig, left=_label_room(labels), bottom=0.5, top=0.1, right=0.3)
     ax = fig.add_subplot()
     for yi, key, (d, lo, hi) in items:
-        ax.plot([lo, hi], [yi, yi], color=colours.get(key, INK), lw=5, solid_capstyle="butt")
+        colour = line_colour(colours.get(key, INK))  # dark enough on white
+        ax.plot([lo, hi], [yi, yi], color=colour, lw=5, solid_capstyle="butt")
         ax.plot([d], [yi], "o", color=INK, markersize=3.2)
     ax.axvline(0, color="0.3", lw=0.8)
     ax.set_yticks([yi for yi, _, _ in items], labels, fontsize=FONT - 0.5)

@@ -300,6 +300,11 @@ def _policy_section(
     return section
 
 
+def copies(n: int) -> str:
+    """``1 copy``, ``2 copies``."""
+    return f"{n:,} cop{'y' if n == 1 else 'ies'}"
+
+
 def _method(data: ReportData, system: Any) -> list[str]:
     p = data.plan
     out = [
@@ -319,8 +324,8 @@ def _method(data: ReportData, system: Any) -> list[str]:
         out.append(strip_rule_ids(system.method_note)[0])
     if data.policies:
         out.append(
-            f"Policies: the scenario as written against {len(data.policies)} copies, each with "
-            "one policy set back to its default (waiting switched off); the differences are "
+            f"Policies: the scenario as written against {copies(len(data.policies))}, each "
+            "with one policy set back to its default (waiting switched off); the differences are "
             f"paired, their intervals from {data.policies[0].comparison.batches} batches "
             "(batch means, Student t)."
         )

@@ -33,10 +33,14 @@ def _tidy_prefixed(table: pd.DataFrame, prefix: str, column: str) -> pd.DataFram
 def sweep_table(data: ReportData) -> pd.DataFrame:
     """Every sweep point's per-combatant and scenario metrics, tidy (the default side
     sweep: side, offset, stat, combatant, value of the stat; the designer's grid: its
-    varied fields, then combatant and metric)."""
+    varied fields -- an offset followed by the value it gave -- then combatant and
+    metric)."""
     if data.sweep is not None:
+        from simkit.output.result_files import sweep_frame
+
         t = data.sweep.table
-        return t[~t.metric.str.contains(".", regex=False)].reset_index(drop=True)
+        t = sweep_frame(data.sweep, t[~t.metric.str.contains(".", regex=False)])
+        return t.reset_index(drop=True)
     frames = []
     for side, points in data.sweeps.items():
         for p in points:

@@ -19,6 +19,7 @@ from simkit.metrics import METRICS, Estimate
 from simkit.metrics import metric as registry
 from simkit.output.numbers import format_difference, format_estimate, format_mean
 from simkit.output.report_document.names import (
+    EACH,
     Footnotes,
     field_words,
     join_names,
@@ -79,7 +80,11 @@ def verdict(numbers: Numbers) -> list[str]:
             if r.mean == r.mean:
                 of = f" of the {mean('attacks_received', r)}" + (" it receives" if k == 0 else "")
             parts.append(f"{s} {est('undefended', u)}{of}")
-        out.append("Attacks left unanswered per round: " + ", ".join(parts) + ".")
+        out.append(
+            "Attacks left unanswered per round, the sum over each side's members: "
+            + ", ".join(parts)
+            + "."
+        )
     if numbers.has("hasty_only"):
         parts = []
         for k, s in enumerate(sides):
@@ -93,7 +98,11 @@ def verdict(numbers: Numbers) -> list[str]:
                     else (f" at {est('hasty_scale', scale)} pips")
                 )
             parts.append(text)
-        out.append("Attacks answered only hastily per round: " + ", ".join(parts) + ".")
+        out.append(
+            "Attacks answered only hastily per round, the sum over each side's members: "
+            + ", ".join(parts)
+            + "."
+        )
     return out[:4]
 
 
@@ -109,7 +118,7 @@ def _economy_sentence(numbers: Numbers) -> str:
         listed = join_names([f"{s} {actions_text(numbers.side(s, 'actions'))}" for s in sides])
         return (
             "The action economy is fixed here, every combatant acting the same number of "
-            f"times every round: {listed} per round."
+            f"times every round: {listed} per round (the sum over each side's members)."
         )
     if len(sides) == 2:
         a, b = sides
@@ -120,15 +129,17 @@ def _economy_sentence(numbers: Numbers) -> str:
         if e.covers(1.0):
             return (
                 f"No detectable difference in the initiative economy: {a} takes "
-                f"{actions_text(aa)} per round and {b} {est('actions', ab)} "
+                f"{actions_text(aa)} per round (the sum over its members) and {b} "
+                f"{est('actions', ab)} "
                 f"(action economy {est(ECONOMY, e)}; {parity_words(numbers)})."
             )
         fav, other = (a, b) if e.mean > 1 else (b, a)
         ef = numbers.side(fav, ECONOMY)
         return (
             f"The initiative economy favours {fav}: {actions_text(numbers.side(fav, 'actions'))} "
-            f"per round against {est('actions', numbers.side(other, 'actions'))} for "
-            f"{other}, {est(ECONOMY, ef)} times as many ({parity_words(numbers)})."
+            f"per round (the sum over its members) against "
+            f"{est('actions', numbers.side(other, 'actions'))} for {other}, "
+            f"{est(ECONOMY, ef)} times as many ({parity_words(numbers)})."
         )
     even = parity(numbers)
     above = [s for s in sides if numbers.side(s, ECONOMY).ci_low > even]
@@ -164,9 +175,10 @@ def _first_sentence(numbers: Numbers) -> str:
     if len(ests) >= 2 and overlap(ests[0][1], ests[1][1]):
         tied = [s for s, e in ests if overlap(e, ests[0][1])]
         return (
-            f"First action: no detectable difference between {join_names(tied)} ({listed}){note}."
+            f"First action by any member of a side: no detectable difference between "
+            f"{join_names(tied)} ({listed}){note}."
         )
-    return f"First action: {listed}{note}."
+    return f"First action by any member of a side: {listed}{note}."
 
 
 # --------------------------------------------------------------------------- per group
@@ -182,10 +194,10 @@ def _leaders(rows: list[tuple[str, Estimate]], highest: bool = True) -> list[tup
 
 def _who(numbers: Numbers, rows: list[tuple[str, Estimate]], metric: str, unit: str) -> str:
     """``Astrid (31.3% ± 0.6% of rounds) and Leif (30.7% ± 0.6%)``; a group of copies
-    says "each"."""
+    says "each, on average"."""
     parts = []
     for k, (g, e) in enumerate(rows):
-        each = " each" if len(numbers.members[g]) > 1 else ""
+        each = f" {EACH}" if len(numbers.members[g]) > 1 else ""
         parts.append(f"{numbers.label(g)} ({est(metric, e)}{unit if k == 0 else ''}{each})")
     return join_names(parts)
 

@@ -149,6 +149,30 @@ def unit_of(name: str) -> str:
         return ""
 
 
+# --- how a group's or a side's value is made from its members' (one wording everywhere)
+ANY_MEMBER = "any member"
+SUM = "sum"
+RATIO_OF_SUMS = "ratio of sums"
+EACH = "each, on average"
+
+
+def aggregation(name: str) -> str:
+    """How a group's or side's row of ``name`` aggregates its members: "any member"
+    (a probability: at least one member), "sum" (a count), "ratio of sums" (a ratio);
+    "" for the action economy (its unit says it: per opponent action) and for a name the
+    registry does not know.  A report's per-group tables read "each, on average"
+    (:data:`EACH`) instead."""
+    if name == "action_economy":
+        return ""
+    try:
+        m = metric(name)
+    except UnknownMetric:
+        return ""
+    if m.kind == "probability":
+        return ANY_MEMBER
+    return SUM if m.kind == "mean" else RATIO_OF_SUMS
+
+
 def axis_label(name: str, difference: bool = False) -> str:
     """``First action, % of rounds``; a difference: ``… percentage points`` for a %."""
     unit = unit_of(name)

@@ -1,5 +1,6 @@
 """A report's tables, as data (``Table``): the side table of the verdict, the
-scenario, the per-group metrics (split by theme so that every table fits the page),
+scenario, the per-group metrics (one table per theme; the HTML page cuts a table into
+"(continued)" parts only where it would not fit the page's width, ``page.column_parts``),
 the cost and benefit of every policy, and the sweep.
 
 Headers are words from the metric registry with the unit on a second line; cells are
@@ -17,6 +18,8 @@ from simkit import systems
 from simkit.metrics import Estimate
 from simkit.output.numbers import format_difference, format_estimate
 from simkit.output.report_document.names import (
+    EACH,
+    aggregation,
     field_words,
     join_names,
     title_of,
@@ -117,16 +120,27 @@ def chunks(names: list[str], size: int = MAX_COLUMNS) -> list[list[str]]:
 
 
 # --------------------------------------------------------------------------- verdict
-def side_table(numbers: Numbers) -> Table:
-    """The verdict's table: one column per side (one row per side beyond four sides)."""
-    metrics = [m for m in SIDE_METRICS if numbers.has(m)]
+def side_unit(metric: str) -> str:
+    """The unit of a side's row with how its members make it: ``actions, sum``."""
+    how = aggregation(metric)
+    return f"{unit_of(metric)}, {how}" if how else unit_of(metric)
+
+
+def side_table(
+    numbers: Numbers, chosen: tuple[str, ...] = SIDE_METRICS, columns: bool = False
+) -> Table:
+    """The verdict's table: one column per side (one row per side beyond four sides;
+    ``columns``: one column per side always); each unit says how the side's members
+    make its value (``sum``, ``any member``, ``ratio of sums``)."""
+    metrics = [m for m in chosen if numbers.has(m)]
     note = (
-        "Per side: counts summed over its members, first action as any member's; "
-        "action economy: its actions per action of all its opponents."
+        "Per side: counts summed over its members (sum), a probability as any member's "
+        "(any member), a share as the ratio of the summed counts; action economy: its "
+        "actions per action of all its opponents."
     )
-    if len(numbers.sides) <= 4:
+    if columns or len(numbers.sides) <= 4:
         rows = [
-            [title_of(m), unit_of(m), *(cell(m, numbers.side(s, m)) for s in numbers.sides)]
+            [title_of(m), side_unit(m), *(cell(m, numbers.side(s, m)) for s in numbers.sides)]
             for m in metrics
         ]
         return Table(
@@ -139,7 +153,7 @@ def side_table(numbers: Numbers) -> Table:
             key="sides",
             extra={"align": False},
         )
-    heads = [header(m) for m in metrics]
+    heads = [(title_of(m), side_unit(m)) for m in metrics]
     rows = [[s, *(cell(m, numbers.side(s, m)) for m in metrics)] for s in numbers.sides]
     return Table(
         "Sides",
@@ -243,12 +257,8 @@ def group_tables(numbers: Numbers) -> tuple[list[Table], list[str]]:
     for title, names in themes:
         chosen = [m for m in names if m in available and m not in zero]
         placed.update(chosen)
-        for part, cols in enumerate(chunks(chosen)):
-            if not cols:
-                continue
-            tables.append(
-                _group_table(numbers, title if part == 0 else f"{title} (continued)", cols)
-            )
+        if chosen:  # one table per theme; the page cuts it only where it is too wide
+            tables.append(_group_table(numbers, title, chosen))
     return tables, zero
 
 
@@ -272,7 +282,7 @@ def _group_table(numbers: Numbers, title: str, metrics: list[str]) -> Table:
     return Table(
         title,
         ["Combatant", *(h for h, _ in heads)],
-        ["", *(u for _, u in heads)],
+        [f"a group ×N: {EACH}" if each else "", *(u for _, u in heads)],
         rows,
         members=frozenset(member_rows),
         note=note,
@@ -336,7 +346,8 @@ def policy_table(e: PolicyEffect, numbers: Numbers, title: str) -> Table:
         ["", "", *("" for _ in columns)],
         rows,
         text_columns=2,
-        note="As written minus the alternative, on the same dice; ± is the paired 95% "
+        note="As written minus the alternative, on the same dice (a side: its members' "
+        "sum, a probability as any member's); ± is the paired 95% "
         "half-width; 0: the same in every round.",
         key="policy",
         extra={"align": False},
@@ -371,7 +382,7 @@ def side_sweep_table(data: ReportData, numbers: Numbers) -> Table:
             "Its action economy",
             *(f"{title_of(m)}: {s}" for m, s in metrics),
         ],
-        ["", unit_of(ECONOMY), *(unit_of(m) for m, _ in metrics)],
+        ["", unit_of(ECONOMY), *(side_unit(m) for m, _ in metrics)],
         rows,
         key="sweep",
     )
@@ -409,10 +420,11 @@ def grid_table(data: ReportData, numbers: Numbers) -> Table:
             )
         rows.append(row)
     head = ["Point", *(f"{title_of(m)}: {s}" for m, s in metrics)]
-    units = ["values as played", *(unit_of(m) for m, _ in metrics)]
+    units = ["values as played", *(side_unit(m) for m, _ in metrics)]
     if data.tuning is not None:
         head.append(data.tuning.target.quantity)
-        units.append("✓ meets the target")
+        met = any(p.met for p in data.tuning.points)
+        units.append("✓ meets the target" if met else "no point meets the target")
     return Table("The sweep", head, units, rows, key="sweep")
 
 

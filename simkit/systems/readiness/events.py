@@ -106,7 +106,7 @@ def event_text(event: np.ndarray, names: Sequence[str]) -> str:
     if kind == "no_hold":
         text = "nobody may hold this round (the last one was a stalemate)"
     elif kind == "roll":
-        text = f"{f['combatant']} rolls {_dice(f['dice'])}"
+        text = f"{f['combatant']} rolls {_dice(sorted(f['dice'], reverse=True))}"  # high to low
     elif kind == "prep":
         text = f"{f['combatant']} prepares: {_dice(f['before'])} -> {_dice(f['after'])}"
     elif kind == "turn":
