@@ -141,3 +141,19 @@ def test_the_tune_legend_says_meets_only_when_a_value_does(value, met):
     fig = plots.tune_figure(tuning)
     labels = [t.get_text() for legend in _legends(fig) for t in legend.get_texts()]
     assert ("meets the target" in labels) == met
+
+
+def test_an_economy_of_zero_keeps_the_axis_linear():
+    """A side without actions has an action economy of 0: the panel that would be drawn
+    on a log axis stays linear instead of failing (math domain error) or hiding it."""
+    from simkit.output.plots.report_panels import _log_axis, _plain
+
+    fig = _plain(4, 3)
+    ax = fig.subplots()
+    ax.plot([1, 2, 3], [0.0, 0.5, 1.5])
+    _log_axis(ax)
+    assert ax.get_yscale() == "linear"
+    ax2 = fig.subplots()
+    ax2.plot([1, 2, 3], [0.2, 0.5, 1.5])
+    _log_axis(ax2)
+    assert ax2.get_yscale() == "log"

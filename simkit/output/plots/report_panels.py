@@ -322,9 +322,13 @@ def line_panels(
 
 
 def _log_axis(ax: Axes) -> None:
-    """A log y axis with plain tick labels (0.2, 0.5, 1, 2, 5) instead of powers of 10."""
+    """A log y axis with plain tick labels (0.2, 0.5, 1, 2, 5) instead of powers of 10;
+    the axis stays linear when it shows a value at or below 0 (a side without actions has
+    an action economy of 0), which no log axis can show."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
+    if not ax.get_ylim()[0] > 0:
+        return
     ax.set_yscale("log")
     low, high = ax.get_ylim()
     ticks = [
