@@ -111,10 +111,12 @@ _matplotlib_dir()
 if TYPE_CHECKING:
     from simkit.api import (
         Comparison,
+        PolicySearch,
         Result,
         SweepResult,
         Tuning,
         compare,
+        policies,
         report,
         run,
         sweep,
@@ -134,6 +136,8 @@ _LAZY = {
     "sweep": "simkit.api",
     "tune": "simkit.api",
     "Tuning": "simkit.api",
+    "policies": "simkit.api",
+    "PolicySearch": "simkit.api",
     "validate": "simkit.api",
     "convert": "simkit.api",
     "Conversion": "simkit.api",
@@ -148,6 +152,7 @@ _LAZY = {
 __all__ = [  # noqa: F822 (resolved lazily by __getattr__)
     "Comparison",
     "Conversion",
+    "PolicySearch",
     "Result",
     "Scenario",
     "ScenarioError",
@@ -159,6 +164,7 @@ __all__ = [  # noqa: F822 (resolved lazily by __getattr__)
     "convert",
     "explore",
     "load_scenario",
+    "policies",
     "report",
     "run",
     "sweep",

@@ -314,6 +314,39 @@ def build_parser() -> _Parser:
     p.set_defaults(handler=_cmd_tune)
 
     p = sub.add_parser(
+        "policies",
+        help="the policy each combatant should play for its side (common random numbers)",
+        description="Play every value of every policy field of every combatant (a count "
+        "group as one), the others as written, with the same dice; print per combatant "
+        "and field the file's value, the best value for its side's objective and the "
+        "paired gain with its 95% interval, ranked by gain.",
+    )
+    p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
+    p.add_argument(
+        "--objective",
+        action="append",
+        metavar="EXPR",
+        help="what a side wants: references joined by + or -, each with an optional "
+        "coefficient, e.g. 'side:party.actions - 0.5*side:party.hasty_only'; one per side "
+        "(the side of its first reference; with two sides the other wants the opposite); "
+        "default: each side's default objective, stated in the output",
+    )
+    p.add_argument(
+        "--equilibrium",
+        action="store_true",
+        help="let the sides take turns choosing best responses until no side changes "
+        "(or a cycle is found); print the policies and the sides' numbers under them",
+    )
+    _add_common(p, rounds="rounds per variant (default: the scenario's)")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="table (default), or csv, md, json for piping",
+    )
+    p.set_defaults(handler=_cmd_policies)
+
+    p = sub.add_parser(
         "compare",
         help="paired differences B - A of two scenarios (common random numbers), or N "
         "scenarios side by side",
@@ -807,6 +840,23 @@ def _cmd_tune(args: argparse.Namespace) -> int:
             scheduler=_scheduler(args),
         )
     return _finish(_render("tune", tuning, args), out, tuning.files)
+
+
+def _cmd_policies(args: argparse.Namespace) -> int:
+    from simkit import api
+
+    scenario = validate(args.scenario)
+    objectives = api.read_objectives(scenario, args.objective, "--objective")
+    search = api.policies(
+        scenario,
+        objectives,
+        rounds=args.rounds or scenario.rounds,
+        rng=args.seed,
+        equilibrium=args.equilibrium,
+        workers=args.workers,
+    )
+    _emit(_render("policies", search, args))
+    return 0
 
 
 def _compare_many(args: argparse.Namespace, paths: list[str]) -> int:

@@ -188,3 +188,33 @@ def tuning_html(tuning: Any) -> str:
     text = html.escape(tuning.target.text)
     table = table_html(header, rows, len(tuning.fields) + 1)
     return f"{STYLE}<div><b>Target:</b> {text}{table}<p>{html.escape(tuning.answer)}</p></div>"
+
+
+def policies_html(search: Any) -> str:
+    """``PolicySearch._repr_html_``: the objectives, the ranked table and the answer."""
+    rows = []
+    for ch in search.ranked:
+        value, g = ch.best
+        c = ch.coordinate
+        gain = (
+            "0"
+            if value == ch.current
+            else format_difference("objective", g.difference, g.ci_high - g.difference)
+        )
+        rows.append([c.group, c.field, str(c.written), str(value), gain, ch.verdict])
+    header = ["combatant", "field", "as written", "best", "gain for its side", "verdict"]
+    words = "".join(
+        f"<li><b>{html.escape(side)}</b>: {html.escape(o.words)}</li>"
+        for side, o in search.objectives.items()
+    )
+    table = table_html(header, rows, 4)
+    extra = ""
+    if search.equilibrium is not None:
+        from simkit.output.terminal import equilibrium_lines
+
+        extra = "<pre>" + html.escape("\n".join(equilibrium_lines(search, search.equilibrium)))
+        extra += "</pre>"
+    return (
+        f"{STYLE}<div><b>Objectives</b><ul>{words}</ul>{table}"
+        f"<p>{html.escape(search.answer)}</p>{extra}</div>"
+    )
