@@ -78,6 +78,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/throughput.py
 	$(BIN)/python benchmarks/scaling.py
 	$(BIN)/python benchmarks/report_cost.py
+	$(BIN)/python benchmarks/policies.py
 	$(BIN)/python benchmarks/compile.py
 
 clean:

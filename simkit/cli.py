@@ -327,8 +327,9 @@ def build_parser() -> _Parser:
         action="append",
         metavar="EXPR",
         help="what a side wants: references joined by + or -, each with an optional "
-        "coefficient, e.g. 'side:party.actions - 0.5*side:party.hasty_only'; one per side "
-        "(the side of its first reference; with two sides the other wants the opposite); "
+        "coefficient, e.g. 'party=side:wolves.undefended - 0.5*side:party.undefended'; one per "
+        "side (SIDE= says whose, default the side of its first reference; with two sides "
+        "the other wants the opposite); "
         "default: each side's default objective, stated in the output",
     )
     p.add_argument(

@@ -4,7 +4,9 @@
     side:wolves.undefended - side:party.undefended
     side:party.actions - 0.5*side:party.hasty_only
 
-Each term is an optional coefficient (``0.5*`` or ``0.5 *``) and a reference as in a
+``SIDE=`` before it says whose objective it is (``party=side:wolves.undefended -
+side:party.undefended``); without it, the side its first reference names.  Each term
+is an optional coefficient (``0.5*`` or ``0.5 *``) and a reference as in a
 ``tune`` target (``NAME.metric``, ``group:NAME.metric``, ``side:NAME.metric``, see
 :mod:`simkit.analysis.targets`); terms are joined by ``+`` or ``-`` with white space on
 both sides (``Half-Orc.actions`` stays one name).  Every reference is a ratio of two
@@ -66,7 +68,7 @@ from simkit.metrics import (
     t_quantile_975,
 )
 from simkit.metrics.estimates import NAN_ESTIMATE
-from simkit.scenario import Scenario, ScenarioError, shown
+from simkit.scenario import Scenario, ScenarioError, shown, suggest
 
 LENGTH = -1  # the "slot" of the cycle (or batch) length: a per-round mean's denominator
 MAX_TERMS = 20
@@ -288,7 +290,8 @@ def split_terms(text: str) -> list[tuple[int, str]]:
 def parse_objective(
     text: str, scenario: Scenario, available: dict[str, list[str]], label: str = "--objective"
 ) -> Objective:
-    """``'side:party.actions - 0.5*side:party.hasty_only'`` -> Objective.
+    """``'side:party.actions - 0.5*side:party.hasty_only'`` -> Objective (``SIDE=``
+before it names the side that wants it; default: the side of its first reference).
 
     ``available`` maps a level to its metric names (``tune.available_metrics``).  A bad
     objective is a ScenarioError naming ``label`` and the text, with the closest name."""
@@ -300,6 +303,18 @@ def parse_objective(
         )
     if len(text) > MAX_TEXT:
         raise ScenarioError(f"{origin}: longer than {MAX_TEXT} characters")
+    owner = None
+    if "=" in text:
+        owner, _, text = text.partition("=")
+        owner = owner.strip()
+        if owner not in scenario.sides:
+            sides = list(scenario.sides)
+            raise ScenarioError(
+                f"{origin}: no side {shown(owner)}{suggest(owner, sides)} before '='; "
+                f"sides: {', '.join(sides)}"
+            )
+        if not text.strip():
+            raise ScenarioError(f"{origin}: nothing after '{owner}='")
     parts = split_terms(text)
     if len(parts) > MAX_TERMS:
         raise ScenarioError(f"{origin}: at most {MAX_TERMS} terms")
@@ -323,8 +338,7 @@ def parse_objective(
         level = LEVEL_PREFIXES.get(ref_text.partition(":")[0], COMBATANT)
         ref = parse_ref(scenario, ref_text, available[level], origin)
         terms.append(Term(sign * coefficient, ref))
-    first = terms[0].ref
-    side = _side_of(scenario, first)
+    side = owner or _side_of(scenario, terms[0].ref)
     terms_t = tuple(terms)
     return Objective(terms_t, _text(terms_t), _words(terms_t), side)
 

@@ -432,7 +432,7 @@ def _search(runs: _Runs, coords: list[Coordinate], wanted: Mapping[str, Objectiv
                 continue
             ch = runs.choice(c, profile, wanted[side])
             value, gain = ch.best
-            others = runs.key({k: v for k, v in profile.items() if k[0] != c.group})
+            others = tuple((o.key, profile[o.key]) for o in coords if o.side != side)
             best_seen.setdefault(c.key, []).append((others, value))
             if value != profile[c.key] and gain.clear:
                 steps.append(Step(turn, side, c.group, c.field, profile[c.key], value, gain))
