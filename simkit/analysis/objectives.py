@@ -72,6 +72,7 @@ from simkit.scenario import Scenario, ScenarioError, shown, suggest
 
 LENGTH = -1  # the "slot" of the cycle (or batch) length: a per-round mean's denominator
 MAX_TERMS = 20
+ROUNDING = 1e-12  # relative: a difference this small is float rounding, never "clear"
 MAX_TEXT = 2000
 
 
@@ -105,7 +106,10 @@ class PairedEstimate:
 
     @property
     def clear(self) -> bool:
-        """The 95% interval excludes 0."""
+        """The 95% interval excludes 0 (and the difference is more than the rounding of
+        two sums of floats: variants that play alike differ by 1e-16, not by chance)."""
+        if abs(self.difference) <= ROUNDING * (1.0 + abs(self.mean_a) + abs(self.mean_b)):
+            return False
         return self.ci_low > 0 or self.ci_high < 0
 
 
@@ -291,10 +295,10 @@ def parse_objective(
     text: str, scenario: Scenario, available: dict[str, list[str]], label: str = "--objective"
 ) -> Objective:
     """``'side:party.actions - 0.5*side:party.hasty_only'`` -> Objective (``SIDE=``
-before it names the side that wants it; default: the side of its first reference).
+    before it names the side that wants it; default: the side of its first reference).
 
-    ``available`` maps a level to its metric names (``tune.available_metrics``).  A bad
-    objective is a ScenarioError naming ``label`` and the text, with the closest name."""
+        ``available`` maps a level to its metric names (``tune.available_metrics``).  A bad
+        objective is a ScenarioError naming ``label`` and the text, with the closest name."""
     origin = f"{label} {shown(text)}"
     if not isinstance(text, str) or not text.strip():
         raise ScenarioError(
@@ -315,6 +319,9 @@ before it names the side that wants it; default: the side of its first reference
             )
         if not text.strip():
             raise ScenarioError(f"{origin}: nothing after '{owner}='")
+    body = text.rstrip()
+    if len(body) > 1 and body[-1] in "+-" and body[-2].isspace():
+        raise ScenarioError(f"{origin}: a term is expected after the last {body[-1]!r}")
     parts = split_terms(text)
     if len(parts) > MAX_TERMS:
         raise ScenarioError(f"{origin}: at most {MAX_TERMS} terms")

@@ -409,7 +409,7 @@ def policies_table(search: Any, *, width: int = WIDTH) -> str:
     ]
     for side, objective in search.objectives.items():
         lines.append(f"objective of {side}: {objective.words}")
-        lines.append(f"  = {objective.text}")
+        lines.append(f"(as a formula: {objective.text})")
     lines.append("")
     keys = ["combatant", "field"]
     key_rows, body = [], []
