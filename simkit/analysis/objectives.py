@@ -72,6 +72,7 @@ from simkit.scenario import Scenario, ScenarioError, shown, suggest
 
 LENGTH = -1  # the "slot" of the cycle (or batch) length: a per-round mean's denominator
 MAX_TERMS = 20
+_SLOTS: dict[Any, list[tuple[float, int, int]]] = {}
 ROUNDING = 1e-12  # relative: a difference this small is float rounding, never "clear"
 MAX_TEXT = 2000
 
@@ -141,11 +142,19 @@ class Objective:
 
     # ------------------------------------------------------------------ slots
     def _slots(self, layout: Layout) -> list[tuple[float, int, int]]:
-        """(coefficient, numerator slot, denominator slot or LENGTH) per term."""
+        """(coefficient, numerator slot, denominator slot or LENGTH) per term (kept per
+        layout shape: the variants of a search share it)."""
+        shape = (layout.names, layout.counts, layout.dist_sizes, layout.groups, layout.sides)
+        known = _SLOTS.get((self, shape))
+        if known is not None:
+            return known
         out = []
         for t in self.terms:
             s = _metric_slots(layout, t.ref)
             out.append((t.coefficient, s[0], LENGTH if s[1] == ROUNDS else s[1]))
+        if len(_SLOTS) > 256:
+            _SLOTS.clear()
+        _SLOTS[(self, shape)] = out
         return out
 
     def pairs(self, layout: Layout) -> tuple[tuple[int, int], ...]:
