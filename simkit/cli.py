@@ -50,6 +50,7 @@ examples:
   simkit trace scenarios/worked_example_readiness.toml --dice 'A=6,6,2' --dice 'B=6,6,5'
   simkit sweep scenarios/party_vs_wolves.toml --vary 'Wolf.readiness=+0..+2'
   simkit compare scenarios/party_vs_wolves.toml --set 'Gunnar.hold=never'
+  simkit policies scenarios/boss_fight.toml --rounds 200000 --equilibrium
   simkit convert scenarios/party_vs_wolves.toml --to vtm --out party_vtm.toml
   simkit compare scenarios/party_vs_wolves.toml party_vtm.toml party_perception.toml
   simkit report scenarios/party_vs_wolves.toml --out reports/party_vs_wolves

@@ -138,7 +138,8 @@ class Objective:
     def negated(self, side: str) -> Objective:
         """The opposite objective (what ``side`` wants when it opposes this one)."""
         terms = tuple(Term(-t.coefficient, t.ref) for t in self.terms)
-        return Objective(terms, _text(terms), f"the opposite of {self.side}'s objective", side)
+        words = f"the opposite of {_owner(self.side)} objective ({self.words})"
+        return Objective(terms, _text(terms), words, side)
 
     # ------------------------------------------------------------------ slots
     def _slots(self, layout: Layout) -> list[tuple[float, int, int]]:
@@ -255,6 +256,11 @@ def _metric_slots(layout: Layout, ref: Ref) -> tuple[int, int]:
         if s.who == ref.name and s.metric == ref.metric:
             return s.num, s.den
     raise KeyError(f"no number {ref} in this run")
+
+
+def _owner(side: str) -> str:
+    """``party's``, ``monsters'``."""
+    return f"{side}'" if side.endswith("s") else f"{side}'s"
 
 
 def _num(x: float) -> str:
@@ -376,8 +382,8 @@ def default_objective(scenario: Scenario, side: str, metrics: tuple[str, ...]) -
         others = [s for s in scenario.sides if s != side]
         terms = refs + tuple(Term(-1.0 / len(others), Ref(SIDE, s, "actions")) for s in others)
         words = (
-            f"{side}'s actions minus its opponents' actions per round (this system counts "
-            "no attacks)"
+            f"{_owner(side)} actions minus its opponents' actions per round (this system "
+            "counts no attacks)"
         )
         return Objective(terms, _text(terms), words, side)
     defended = "defended" in metrics
@@ -391,7 +397,7 @@ def default_objective(scenario: Scenario, side: str, metrics: tuple[str, ...]) -
     normal = "without meeting a normal defense" if defended else ""
     received = "without one" if defended else ""
     words = (
-        f"{side}'s default objective: attacks the other sides receive {normal}, minus "
+        f"{_owner(side)} default objective: attacks the other sides receive {normal}, minus "
         f"attacks {side} receives {received}, per round"
     )
     return Objective(terms, _text(terms), " ".join(words.split()).replace(" ,", ","), side)

@@ -77,6 +77,7 @@ class Choice:
     coordinate: Coordinate
     current: Any
     gains: tuple[tuple[Any, PairedEstimate], ...]
+    effects: tuple[tuple[str, PairedEstimate], ...] = ()  # the best value, for every side
 
     @property
     def best(self) -> tuple[Any, PairedEstimate]:
@@ -183,6 +184,12 @@ class PolicySearch:
             )
         columns = ["combatant", "side", "field", "as_written", "best", "objective", "gain"]
         return pd.DataFrame(rows, columns=[*columns, "se", "ci_low", "ci_high", "verdict"])
+
+    @property
+    def as_written_is_equilibrium(self) -> bool:
+        """No single policy change gains clearly for the changer's side: the policies as
+        written are an equilibrium of one-field deviations (up to the intervals)."""
+        return not any(ch.verdict == CLEAR for ch in self.choices)
 
     @property
     def ranked(self) -> list[Choice]:
@@ -329,13 +336,26 @@ class _Runs:
                     self.cache[k] = raw
         return [self.cache[k] for k in keys]
 
-    def choice(self, coord: Coordinate, profile: Mapping[Key, Any], objective: Objective) -> Choice:
+    def choice(
+        self,
+        coord: Coordinate,
+        profile: Mapping[Key, Any],
+        objective: Objective,
+        every: Mapping[str, Objective] | None = None,
+    ) -> Choice:
+        """``coord``'s values against ``profile`` for ``objective``; with ``every`` (side ->
+        objective), also what the best value changes for every side."""
         variants = [{**profile, coord.key: v} for v in coord.values]
         base, *runs = self.runs([profile, *variants])
         gains = tuple(
             (v, objective.evaluate(base, run)) for v, run in zip(coord.values, runs, strict=True)
         )
-        return Choice(coord, profile[coord.key], gains)
+        choice = Choice(coord, profile[coord.key], gains)
+        if every:
+            best = runs[coord.values.index(choice.best[0])]
+            effects = tuple((side, o.evaluate(base, best)) for side, o in every.items())
+            choice = Choice(coord, profile[coord.key], gains, effects)
+        return choice
 
 
 def policies(
@@ -368,7 +388,7 @@ def policies(
     runs = _Runs(scenario, coords, rounds, seq, batch, pairs, workers or 2, progress)
     written = runs.written()
     runs.runs([written] + [{**written, c.key: v} for c in coords for v in c.values])
-    choices = tuple(runs.choice(c, written, wanted[c.side]) for c in coords)
+    choices = tuple(runs.choice(c, written, wanted[c.side], wanted) for c in coords)
     found = _search(runs, coords, wanted) if equilibrium else None
     answer = _answer(choices, wanted)
     base = runs.cache[runs.key(written)]
@@ -502,7 +522,8 @@ def _findings(
             if met and len({v for _, v in met}) == 1 and met[0][1] != c.written:
                 out.append(
                     f"{name} = {met[0][1]} is best for {c.group} every time it was asked "
-                    f"({len(met)} profiles); the file has {c.written}."
+                    f"({len(met)} {'profile' if len(met) == 1 else 'profiles'}); the file has "
+                    f"{c.written}."
                 )
     changed = [c for c in coords if final[c.key] != written[c.key]]
     if status == "equilibrium" and not changed:

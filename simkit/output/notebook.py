@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from simkit.metrics import Estimate
-from simkit.output.numbers import format_difference, format_estimate
+from simkit.output.numbers import format_difference, format_estimate, format_gain
 from simkit.output.report_document.names import (
     group_label,
     is_percent,
@@ -196,11 +196,7 @@ def policies_html(search: Any) -> str:
     for ch in search.ranked:
         value, g = ch.best
         c = ch.coordinate
-        gain = (
-            "0"
-            if value == ch.current
-            else format_difference("objective", g.difference, g.ci_high - g.difference)
-        )
+        gain = "0" if value == ch.current else format_gain(g.difference, g.ci_high - g.difference)
         rows.append([c.group, c.field, str(c.written), str(value), gain, ch.verdict])
     header = ["combatant", "field", "as written", "best", "gain for its side", "verdict"]
     words = "".join(

@@ -16,6 +16,7 @@ from simkit.metrics import Z95, UnknownMetric, metric
 from simkit.output.numbers import (
     format_difference,
     format_estimate,
+    format_gain,
     format_mean,
     format_ratio,
 )
@@ -391,7 +392,7 @@ def dominance_table(
 
 def _gain_text(g: Any) -> str:
     """A paired gain and its 95% half-width (``+0.123 ± 0.004``)."""
-    return format_difference("objective", g.difference, g.ci_high - g.difference)
+    return format_gain(g.difference, g.ci_high - g.difference)
 
 
 def _value_text(value: Any) -> str:
