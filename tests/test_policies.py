@@ -206,3 +206,17 @@ def test_the_value_object_answers_and_draws(tmp_path):
     assert fig.axes
     ranked = list(search.table.gain)
     assert ranked == sorted(ranked, reverse=True)
+
+
+def test_a_report_names_every_combatants_best_policy_and_the_equilibrium():
+    from simkit.api import make_report
+
+    rendered = make_report("scenarios/vtm_duel.toml", rounds=4000)
+    search = rendered.data.best_policies
+    assert search is not None and search.rounds == 4000
+    assert "equilibrium" in rendered.verdict[-1]
+    assert ("not at equilibrium" in rendered.verdict[-1]) == (not search.as_written_is_equilibrium)
+    text = rendered.files["report.md"].decode()
+    assert "## Best policy for every combatant" in text
+    for ch in search.choices:
+        assert ch.coordinate.group in text
