@@ -217,7 +217,7 @@ def test_the_toy_systems_policy_field_is_searched(scenario_file):
     knight = search.alternatives.set_index(["combatant", "value"])
     assert knight.loc[("Knight", "low"), "gain"] == 0  # received: 2 either way, landed: none
     row = table.loc[("Knight", "stance")]
-    assert row["best"] == "high" and row["verdict"] == "the file's value is best"
+    assert row["best"] == "high" and row["verdict"] == "file's value best"
     # Imps: the Knight's landed attacks count against them only through undefended, which
     # the default objective leaves out: every stance receives the same attacks.
     assert (search.alternatives.gain == 0).all()

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 MAX_ROUNDS_OF_TURNS = 12
 CLEAR = "clear"
 UNCLEAR = "no detectable difference"
-AS_WRITTEN = "the file's value is best"
+AS_WRITTEN = "file's value best"
 
 Key = tuple[str, str]  # (group, field)
 Profile = tuple[tuple[Key, Any], ...]  # every coordinate's value, in coordinate order
@@ -149,7 +149,7 @@ class PolicySearch:
     table : pandas.DataFrame
         One row per coordinate, ranked by gain: combatant, side, field, as_written,
         best, objective (its side's, under the best value), gain, se, ci_low, ci_high,
-        verdict ("clear", "no detectable difference", "the file's value is best").
+        verdict ("clear", "no detectable difference", "file's value best").
     alternatives : pandas.DataFrame
         Every value tried: combatant, field, value, objective, gain (over the file's
         value), se, ci_low, ci_high.
