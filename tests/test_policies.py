@@ -220,3 +220,20 @@ def test_a_report_names_every_combatants_best_policy_and_the_equilibrium():
     assert "## Best policy for every combatant" in text
     for ch in search.choices:
         assert ch.coordinate.group in text
+
+
+def test_an_equilibrium_found_after_screening_holds_at_full_rounds():
+    """From 40,000 rounds the turns are screened at a quarter of the rounds first; the
+    search then goes on at full rounds, so an equilibrium it reports is one at full
+    rounds: played as written, its policies leave no single change a clear gain."""
+    fight = two_against_one()
+    search = simkit.policies(fight, rounds=40_000, equilibrium=True)
+    e = search.equilibrium
+    assert e.screen_rounds == 10_000
+    assert e.status == "equilibrium"
+    assert e.steps, "this fight has clear moves to make"
+    changes: dict[str, dict[str, Any]] = {}
+    for (group, name), value in e.profile.items():
+        changes.setdefault(group, {})[name] = value
+    again = simkit.policies(with_changes(fight, combatants=changes), rounds=40_000)
+    assert again.as_written_is_equilibrium

@@ -22,7 +22,10 @@ through its combatants' coordinates one at a time and moves each to its best res
 against the current profile when the gain is clear.  The search stops when a full
 round of turns changes nothing (an equilibrium of best responses, up to the paired
 intervals), or when a profile repeats at the same turn (a cycle: its members are
-reported), or after ``MAX_ROUNDS_OF_TURNS`` rounds.
+reported), or after ``MAX_ROUNDS_OF_TURNS`` rounds.  From ``SCREEN_FROM`` rounds a
+variant, the turns are first taken at a quarter of the rounds (screening) and the
+search then goes on at full rounds from where screening stopped, so that what it
+reports (equilibrium, cycle, the side verdicts) always rests on full runs.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 MAX_ROUNDS_OF_TURNS = 12
+SCREEN_FROM = 40_000  # equilibrium searches of this many rounds a variant screen first
+SCREEN_FACTOR = 4  # at a quarter of the rounds
 CLEAR = "clear"
 UNCLEAR = "no detectable difference"
 AS_WRITTEN = "file's value best"
@@ -102,6 +107,7 @@ class Step:
     old: Any
     new: Any
     gain: PairedEstimate
+    rounds: int = 0  # rounds of the runs behind it (fewer while screening)
 
 
 @dataclass(frozen=True)
@@ -135,6 +141,7 @@ class Equilibrium:
     findings: tuple[str, ...]
     sides: tuple[SideVerdict, ...]
     turns: int
+    screen_rounds: int = 0  # rounds a variant of the screening turns (0: none)
 
 
 @dataclass(frozen=True)
@@ -389,7 +396,22 @@ def policies(
     written = runs.written()
     runs.runs([written] + [{**written, c.key: v} for c in coords for v in c.values])
     choices = tuple(runs.choice(c, written, wanted[c.side], wanted) for c in coords)
-    found = _search(runs, coords, wanted) if equilibrium else None
+    found = None
+    if equilibrium:
+        screen = None
+        if rounds >= SCREEN_FROM:
+            few = rounds // SCREEN_FACTOR
+            screen = _Runs(
+                scenario,
+                coords,
+                few,
+                seq,
+                batch_size(few, batch_rounds),
+                pairs,
+                workers or 2,
+                progress,
+            )
+        found = _search(runs, coords, wanted, screen)
     answer = _answer(choices, wanted)
     base = runs.cache[runs.key(written)]
     return PolicySearch(
@@ -427,42 +449,24 @@ def _answer(choices: Sequence[Choice], wanted: Mapping[str, Objective]) -> str:
 
 
 # --------------------------------------------------------------------------- equilibrium
-def _search(runs: _Runs, coords: list[Coordinate], wanted: Mapping[str, Objective]) -> Equilibrium:
-    sides = list(dict.fromkeys(c.side for c in coords))
-    profile = runs.written()
-    steps: list[Step] = []
-    seen: dict[tuple[int, Profile], int] = {}
-    history: list[dict[Key, Any]] = []
+def _search(
+    runs: _Runs,
+    coords: list[Coordinate],
+    wanted: Mapping[str, Objective],
+    screen: _Runs | None = None,
+) -> Equilibrium:
+    """Best responses (module docstring).  With ``screen`` (the same search at fewer
+    rounds), the turns are first taken there, and the search then goes on at full
+    rounds from where screening stopped: the answer is always one of the full runs, the
+    screening only saves the turns that full rounds would spend getting there."""
     best_seen: dict[Key, list[tuple[Profile, Any]]] = {}
-    status, cycle = "no convergence", ()
-    turn = 0
-    quiet = 0  # turns in a row without a change
-    while turn < MAX_ROUNDS_OF_TURNS * len(sides):
-        side = sides[turn % len(sides)]
-        state = (turn % len(sides), runs.key(profile))
-        if state in seen:
-            status = "cycle"
-            cycle = tuple(history[seen[state] :])
-            break
-        seen[state] = len(history)
-        history.append(dict(profile))
-        changed = False
-        for c in coords:
-            if c.side != side:
-                continue
-            ch = runs.choice(c, profile, wanted[side])
-            value, gain = ch.best
-            others = tuple((o.key, profile[o.key]) for o in coords if o.side != side)
-            best_seen.setdefault(c.key, []).append((others, value))
-            if value != profile[c.key] and gain.clear:
-                steps.append(Step(turn, side, c.group, c.field, profile[c.key], value, gain))
-                profile = {**profile, c.key: value}
-                changed = True
-        quiet = 0 if changed else quiet + 1
-        turn += 1
-        if quiet >= len(sides):
-            status = "equilibrium"
-            break
+    steps: list[Step] = []
+    profile = runs.written()
+    turns = 0
+    if screen is not None:
+        _, profile, _, turns = _turns(screen, coords, wanted, profile, best_seen, steps)
+    status, profile, cycle, more = _turns(runs, coords, wanted, profile, best_seen, steps, turns)
+    turns += more
     dominant = []
     for c in coords:
         met = best_seen.get(c.key, [])
@@ -486,8 +490,67 @@ def _search(runs: _Runs, coords: list[Coordinate], wanted: Mapping[str, Objectiv
         tuple(dominant),
         tuple(findings),
         tuple(verdicts),
-        turn,
+        turns,
+        screen.rounds if screen is not None else 0,
     )
+
+
+def _turns(
+    runs: _Runs,
+    coords: list[Coordinate],
+    wanted: Mapping[str, Objective],
+    profile: dict[Key, Any],
+    best_seen: dict[Key, list[tuple[Profile, Any]]],
+    steps: list[Step],
+    first: int = 0,
+) -> tuple[str, dict[Key, Any], tuple[dict[Key, Any], ...], int]:
+    """Sides take turns from ``profile`` until a full round of turns changes nothing, a
+    state repeats or MAX_ROUNDS_OF_TURNS; (status, profile, cycle, turns)."""
+    sides = list(dict.fromkeys(c.side for c in coords))
+    seen: dict[tuple[int, Profile], int] = {}
+    history: list[dict[Key, Any]] = []
+    status: str = "no convergence"
+    cycle: tuple[dict[Key, Any], ...] = ()
+    turn = 0
+    quiet = 0  # turns in a row without a change
+    while turn < MAX_ROUNDS_OF_TURNS * len(sides):
+        side = sides[turn % len(sides)]
+        state = (turn % len(sides), runs.key(profile))
+        if state in seen:
+            status = "cycle"
+            cycle = tuple(history[seen[state] :])
+            break
+        seen[state] = len(history)
+        history.append(dict(profile))
+        changed = False
+        for c in coords:
+            if c.side != side:
+                continue
+            ch = runs.choice(c, profile, wanted[side])
+            value, gain = ch.best
+            others = tuple((o.key, profile[o.key]) for o in coords if o.side != side)
+            best_seen.setdefault(c.key, []).append((others, value))
+            if value != profile[c.key] and gain.clear:
+                steps.append(
+                    Step(
+                        first + turn,
+                        side,
+                        c.group,
+                        c.field,
+                        profile[c.key],
+                        value,
+                        gain,
+                        runs.rounds,
+                    )
+                )
+                profile = {**profile, c.key: value}
+                changed = True
+        quiet = 0 if changed else quiet + 1
+        turn += 1
+        if quiet >= len(sides):
+            status = "equilibrium"
+            break
+    return status, profile, cycle, turn
 
 
 def _economy(side: str) -> Objective:

@@ -442,10 +442,16 @@ def equilibrium_lines(search: Any, e: Any) -> list[str]:
         "no convergence": f"no equilibrium within {e.turns} turns",
     }[e.status]
     out = [f"best responses: {status}"]
+    if e.screen_rounds:
+        out.append(
+            f"(turns screened at {e.screen_rounds:,} rounds a variant, then taken again at "
+            f"{search.rounds:,} from where screening stopped)"
+        )
     for step in e.steps:
+        where = " (screening)" if step.rounds and step.rounds < search.rounds else ""
         out.append(
             f"- turn {step.turn + 1}, {step.side}: {step.group}.{step.field} {step.old} -> "
-            f"{step.new} ({_gain_text(step.gain)})"
+            f"{step.new} ({_gain_text(step.gain)}){where}"
         )
     if e.status == "cycle":
         for k, member in enumerate(e.cycle):
