@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 OFFSETS = (-1, 1, -2, 2)  # by size first: a clipped duplicate keeps the smaller offset
 MAX_CHANGES = 8  # policy comparisons per report (scenario order, waiting first)
-POLICY_ROUNDS = 200_000  # rounds of each variant of a report's policy search (at most)
+POLICY_ROUNDS = 50_000  # rounds of each variant of a report's policy search (at most)
 MAX_BATCHES = 64
 
 
