@@ -459,7 +459,8 @@ def equilibrium_lines(search: Any, e: Any) -> list[str]:
             out.append(f"- cycle member {k + 1}: " + ", ".join(moved))
     written = search_written(search)
     changed = [f"{g}.{f} = {v}" for (g, f), v in e.profile.items() if written[(g, f)] != v]
-    out.append("policies at the end: " + (", ".join(changed) if changed else "as written"))
+    if e.status != "equilibrium":  # an equilibrium's policies are in its findings
+        out.append("policies at the end: " + (", ".join(changed) if changed else "as written"))
     for group, name, value in e.dominant:
         out.append(f"dominant: {group}.{name} = {value} (best against every profile met)")
     out += e.findings
