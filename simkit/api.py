@@ -86,7 +86,7 @@ __all__ = [
     "policies",
     "read_dice",
     "read_grid",
-    "read_objectives",
+    "read_side_objectives",
     "read_target",
     "report",
     "report_rounds",
@@ -244,7 +244,7 @@ def read_target(scenario: Scenario, text: str | Target, label: str = "target") -
     return parse_target(scenario, text, available_metrics_by_level(scenario), label=label)
 
 
-def read_objectives(
+def read_side_objectives(
     scenario: Scenario,
     texts: str | Objective | Sequence[str | Objective] | None,
     label: str = "objective",
@@ -534,7 +534,7 @@ def policies(
         (every value tried), ``answer``, ``equilibrium``, ``plot()``.
     """
     scenario = as_scenario(scenario_or_path)
-    wanted = read_objectives(scenario, objective)
+    wanted = read_side_objectives(scenario, objective)
     if workers is not None:
         check_count(workers, 1, 256, "workers")
     return _policies.policies(

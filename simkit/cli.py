@@ -848,7 +848,7 @@ def _cmd_policies(args: argparse.Namespace) -> int:
     from simkit import api
 
     scenario = validate(args.scenario)
-    objectives = api.read_objectives(scenario, args.objective, "--objective")
+    objectives = api.read_side_objectives(scenario, args.objective, "--objective")
     search = api.policies(
         scenario,
         objectives,

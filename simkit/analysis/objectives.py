@@ -258,6 +258,13 @@ def _metric_slots(layout: Layout, ref: Ref) -> tuple[int, int]:
     raise KeyError(f"no number {ref} in this run")
 
 
+def _is_ratio(name: str) -> bool:
+    try:
+        return metric(name).kind == "ratio"
+    except KeyError:
+        return True
+
+
 def _owner(side: str) -> str:
     """``party's``, ``monsters'``."""
     return f"{side}'" if side.endswith("s") else f"{side}'s"
@@ -283,7 +290,8 @@ def _words(terms: tuple[Term, ...]) -> str:
         factor = "" if size == 1 else f"{_num(size)} × "
         sign = "minus " if t.coefficient < 0 else ("plus " if k else "")
         parts.append(f"{sign}{factor}{label} of {level}{t.ref.name}")
-    return ", ".join(parts) + " (per round, or the ratio)"
+    ratios = any(_is_ratio(t.ref.metric) for t in terms)
+    return ", ".join(parts) + ("" if ratios else ", per round")
 
 
 # --------------------------------------------------------------------------- parsing
