@@ -79,6 +79,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/scaling.py
 	$(BIN)/python benchmarks/report_cost.py
 	$(BIN)/python benchmarks/sensitivity.py
+	$(BIN)/python benchmarks/policies.py
 	$(BIN)/python benchmarks/compile.py
 
 clean:

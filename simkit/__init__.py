@@ -111,11 +111,13 @@ _matplotlib_dir()
 if TYPE_CHECKING:
     from simkit.api import (
         Comparison,
+        PolicySearch,
         Result,
         Sensitivity,
         SweepResult,
         Tuning,
         compare,
+        policies,
         report,
         run,
         sensitivity,
@@ -136,6 +138,8 @@ _LAZY = {
     "sweep": "simkit.api",
     "tune": "simkit.api",
     "Tuning": "simkit.api",
+    "policies": "simkit.api",
+    "PolicySearch": "simkit.api",
     "validate": "simkit.api",
     "convert": "simkit.api",
     "Conversion": "simkit.api",
@@ -152,6 +156,7 @@ _LAZY = {
 __all__ = [  # noqa: F822 (resolved lazily by __getattr__)
     "Comparison",
     "Conversion",
+    "PolicySearch",
     "Result",
     "Scenario",
     "ScenarioError",
@@ -164,6 +169,7 @@ __all__ = [  # noqa: F822 (resolved lazily by __getattr__)
     "convert",
     "explore",
     "load_scenario",
+    "policies",
     "report",
     "run",
     "sensitivity",

@@ -23,6 +23,7 @@ from typing import Any
 
 from simkit import digits
 from simkit.analysis import compare as _compare
+from simkit.analysis import policies as _policies
 from simkit.analysis import precision as _precision
 from simkit.analysis import report_runs as _report
 from simkit.analysis import sensitivity as _sensitivity
@@ -30,6 +31,8 @@ from simkit.analysis import sweep as _sweep
 from simkit.analysis import trace as _trace
 from simkit.analysis import tune as _tune
 from simkit.analysis.compare import Comparison, Dominance, SideBySide
+from simkit.analysis.objectives import Objective, parse_objective
+from simkit.analysis.policies import PolicySearch
 from simkit.analysis.precision import Precision, PrecisionError
 from simkit.analysis.result import Result
 from simkit.analysis.run import as_scenario
@@ -66,6 +69,8 @@ __all__ = [
     "Dominance",
     "Grid",
     "Precision",
+    "Objective",
+    "PolicySearch",
     "Result",
     "Scheduler",
     "SchedulerError",
@@ -88,6 +93,10 @@ __all__ = [
     "read_dice",
     "read_grid",
     "read_precision",
+    "policies",
+    "read_dice",
+    "read_grid",
+    "read_side_objectives",
     "read_target",
     "report",
     "report_rounds",
@@ -331,6 +340,33 @@ def read_precision(
             "(one chunk of the engine); give at least that"
         )
     return given
+
+
+def read_side_objectives(
+    scenario: Scenario,
+    texts: str | Objective | Sequence[str | Objective] | None,
+    label: str = "objective",
+) -> list[Objective]:
+    """Objectives (``"side:party.actions - 0.5*side:party.hasty_only"``) checked against
+    the metrics of ``scenario``: at most one per side (the side of its first reference)."""
+    if texts is None:
+        return []
+    items = [texts] if isinstance(texts, str | Objective) else list(texts)
+    out: list[Objective] = []
+    for text in items:
+        if isinstance(text, Objective):
+            objective = text
+        else:
+            objective = parse_objective(
+                text, scenario, available_metrics_by_level(scenario), label=label
+            )
+        if any(o.side == objective.side for o in out):
+            raise ArgumentError(
+                f"{label}: two objectives for side {objective.side!r}; give one per side "
+                "(the side of its first reference)"
+            )
+        out.append(objective)
+    return out
 
 
 def check_set(scenario: Scenario, changes: Any, label: str = "set") -> Scenario:
@@ -668,6 +704,61 @@ def precision_rounds(
         precision,
         seed_sequence(scenario.seed if rng is None else _rng(rng)),
         quantities,
+        workers=workers,
+        progress=progress,
+    )
+
+
+def policies(
+    scenario_or_path: Scenario | str | Path,
+    objective: str | Objective | Sequence[str | Objective] | None = None,
+    rounds: int | None = None,
+    rng: RngLike = None,
+    *,
+    equilibrium: bool = False,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> PolicySearch:
+    """The policy each combatant should play: every alternative value of every policy
+    field of every combatant (a ``count`` group as one), the others as written, on common
+    random numbers; the best for its side's objective and the paired gain.
+
+    Parameters
+    ----------
+    scenario_or_path : Scenario or path
+    objective : str or list of str, optional
+        What a side wants, e.g. ``"side:party.actions - 0.5*side:party.hasty_only"``
+        (one per side, the side of its first reference); in a fight of two sides the
+        other side wants the opposite; without one a side has its default objective
+        (``PolicySearch.objectives[side].words`` says it).
+    rounds : int, optional
+        Rounds of every variant (default: the scenario's).
+    rng : int, SeedSequence, Generator or None, optional
+        The seed shared by every variant (default: the scenario's).
+    equilibrium : bool
+        Also let the sides take turns choosing best responses until no side changes
+        or a cycle is found (``PolicySearch.equilibrium``).
+    workers : int, optional
+        Variants played at a time (default 2).
+    progress : callable, optional
+        Called with the rounds of every finished chunk.
+
+    Returns
+    -------
+    PolicySearch
+        ``table`` (one row per combatant and field, ranked by gain), ``alternatives``
+        (every value tried), ``answer``, ``equilibrium``, ``plot()``.
+    """
+    scenario = as_scenario(scenario_or_path)
+    wanted = read_side_objectives(scenario, objective)
+    if workers is not None:
+        check_count(workers, 1, 256, "workers")
+    return _policies.policies(
+        scenario,
+        objectives=wanted,
+        rounds=_rounds(rounds),
+        rng=_rng(rng),
+        equilibrium=bool(equilibrium),
         workers=workers,
         progress=progress,
     )

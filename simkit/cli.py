@@ -51,6 +51,7 @@ examples:
   simkit sweep scenarios/party_vs_wolves.toml --vary 'Wolf.readiness=+0..+2'
   simkit compare scenarios/party_vs_wolves.toml --set 'Gunnar.hold=never'
   simkit sensitivity scenarios/boss_fight.toml --rounds 200000
+  simkit policies scenarios/boss_fight.toml --rounds 200000 --equilibrium
   simkit convert scenarios/party_vs_wolves.toml --to vtm --out party_vtm.toml
   simkit compare scenarios/party_vs_wolves.toml party_vtm.toml party_perception.toml
   simkit report scenarios/party_vs_wolves.toml --out reports/party_vs_wolves
@@ -362,6 +363,40 @@ def build_parser() -> _Parser:
     )
     _add_scheduler(p)
     p.set_defaults(handler=_cmd_tune)
+
+    p = sub.add_parser(
+        "policies",
+        help="the policy each combatant should play for its side (common random numbers)",
+        description="Play every value of every policy field of every combatant (a count "
+        "group as one), the others as written, with the same dice; print per combatant "
+        "and field the file's value, the best value for its side's objective and the "
+        "paired gain with its 95% interval, ranked by gain.",
+    )
+    p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
+    p.add_argument(
+        "--objective",
+        action="append",
+        metavar="EXPR",
+        help="what a side wants: references joined by + or -, each with an optional "
+        "coefficient, e.g. 'party=side:wolves.undefended - 0.5*side:party.undefended'; one per "
+        "side (SIDE= says whose, default the side of its first reference; with two sides "
+        "the other wants the opposite); "
+        "default: each side's default objective, stated in the output",
+    )
+    p.add_argument(
+        "--equilibrium",
+        action="store_true",
+        help="let the sides take turns choosing best responses until no side changes "
+        "(or a cycle is found); print the policies and the sides' numbers under them",
+    )
+    _add_common(p, rounds="rounds per variant (default: the scenario's)")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="table (default), or csv, md, json for piping",
+    )
+    p.set_defaults(handler=_cmd_policies)
 
     p = sub.add_parser(
         "compare",
@@ -1046,6 +1081,23 @@ def _cmd_sensitivity(args: argparse.Namespace) -> int:
             progress=bar,
         )
     return _finish(_render("sensitivity", result, args), out, result.files)
+
+
+def _cmd_policies(args: argparse.Namespace) -> int:
+    from simkit import api
+
+    scenario = validate(args.scenario)
+    objectives = api.read_side_objectives(scenario, args.objective, "--objective")
+    search = api.policies(
+        scenario,
+        objectives,
+        rounds=args.rounds or scenario.rounds,
+        rng=args.seed,
+        equilibrium=args.equilibrium,
+        workers=args.workers,
+    )
+    _emit(_render("policies", search, args))
+    return 0
 
 
 def _compare_many(args: argparse.Namespace, paths: list[str]) -> int:

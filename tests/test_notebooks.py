@@ -24,13 +24,14 @@ def _parameters_cell(nb) -> int:
     raise AssertionError("no cell tagged 'parameters'")
 
 
-def test_the_five_notebooks_are_there():
+def test_the_six_notebooks_are_there():
     assert [p.name for p in NOTEBOOKS] == [
         "01_tuning_readiness.ipynb",
         "02_holding_dice.ipynb",
         "03_three_systems.ipynb",
         "04_balancing_a_boss.ipynb",
         "05_explorer.ipynb",
+        "06_is_holding_degenerate.ipynb",
     ]
 
 

@@ -3,7 +3,8 @@ without any change outside tests/: the proof that systems are plug-ins.
 
 The toy system ``highest_die``: every round each combatant rolls one d6 and adds its
 ``bonus``; the highest total acts first, ties in a fair random order (``below`` over the
-tied, in scenario order); everyone acts once, attacking a random opponent.  Its kernel
+tied, in scenario order); everyone acts once, attacking a random opponent.  H2: an attack
+lands (``undefended``) when its target has the attacker's ``stance``.  Its kernel
 is plain Python over simkit's random stream; its twin below reads like the rule.
 """
 
@@ -30,6 +31,7 @@ def compile_scenario(scenario: Any, layout: Any) -> dict[str, Any]:
         "layout": layout,
         "bonus": [c["bonus"] for c in scenario.combatants],
         "targets": [scenario.targets(i) for i in range(len(scenario.combatants))],
+        "stance": [c["stance"] for c in scenario.combatants],
     }
 
 
@@ -55,7 +57,7 @@ def play_round(c: Any, st: np.ndarray, y: np.ndarray, dice: Any) -> list[list[in
         y[slot[i, 1]] += 1
         y[slot[i, 3]] += 1
         y[slot[t, 4]] += 1
-        y[slot[t, 5]] += 1
+        y[slot[t, 5]] += c["stance"][i] == c["stance"][t]  # H2: it lands on a like stance
         y[lay.dist_index(i, 1)] += 1
         for j in order[step + 1 :]:
             y[lay.before_index(i, j)] += 1
@@ -90,7 +92,13 @@ class HighestDie(SystemBase):
     name = "highest_die"
     title = "highest d6 acts first"
     rule_ids = "H1"
-    fields = {"bonus": Field(int, 0, 0, 5, meaning="H1: added to the d6")}
+    fields = {
+        "bonus": Field(int, 0, 0, 5, meaning="H1: added to the d6"),
+        "stance": Field(
+            str, "high", choices=("high", "low"), meaning="H2: an attack lands on a like stance"
+        ),
+    }
+    policies = ("stance",)  # searched by simkit policies with no change to simkit
     main_field = "bonus"
     counts = COUNTS
     kernel = sys.modules[__name__]  # compile_scenario, run_chunk, trace above
@@ -213,3 +221,47 @@ def test_the_toy_system_gets_a_sensitivity(scenario_file):
     assert t.loc[("Knight.bonus", "1")].ci_high < 0
     assert t.loc[("Imp.bonus", "1")].ci_high < 0
     assert first.answer.startswith("The balance moves most with ")
+
+
+def test_the_toy_systems_policy_field_is_searched(scenario_file):
+    """Its one policy field, declared in its System object, is searched by
+    ``simkit.policies`` with no change to simkit.  Every attack of the Knight lands on
+    the Imps while their stance is like his (H2): with the default objective (attacks
+    received by the other side minus attacks received, the toy counts no defenses) and
+    every round the same (each combatant attacks once), the values are exact: the
+    Knight's "low" loses exactly 1 a round against the Imps' "high"; the Imps' best is
+    the same as written, and every se is 0."""
+    search = simkit.policies(scenario_file, rounds=2000)
+    table = search.table.set_index(["combatant", "field"])
+    assert set(table.index) == {("Knight", "stance"), ("Imp", "stance")}
+    knight = search.alternatives.set_index(["combatant", "value"])
+    assert knight.loc[("Knight", "low"), "gain"] == 0  # received: 2 either way, landed: none
+    row = table.loc[("Knight", "stance")]
+    assert row["best"] == "high" and row["verdict"] == "file's value best"
+    # Imps: the Knight's landed attacks count against them only through undefended, which
+    # the default objective leaves out: every stance receives the same attacks.
+    assert (search.alternatives.gain == 0).all()
+
+
+def test_best_responses_of_a_matching_game_cycle(scenario_file):
+    """Matching pennies: the Knight wants his attacks to land (a like stance, H2), the
+    Imps want them not to: no profile is a best response for both, so the search must
+    stop at the first repeated profile and name the cycle's four members."""
+    search = simkit.policies(
+        scenario_file, objective="red=side:blue.undefended", rounds=2000, equilibrium=True
+    )
+    assert search.objectives["red"].text == "side:blue.undefended"
+    assert search.objectives["blue"].text == "-side:blue.undefended"
+    e = search.equilibrium
+    assert e.status == "cycle"
+    members = [(m[("Knight", "stance")], m[("Imp", "stance")]) for m in e.cycle]
+    assert members == [("high", "high"), ("high", "low"), ("low", "low"), ("low", "high")]
+    assert [(s.side, s.new) for s in e.steps][:4] == [
+        ("blue", "low"),
+        ("red", "low"),
+        ("blue", "high"),
+        ("red", "high"),
+    ]
+    # every gain is exactly one attack a round (2000 rounds, no noise)
+    assert all(s.gain.difference in (1.0, 2.0) and s.gain.se == 0 for s in e.steps)
+    assert "cycle" in search.format_table()

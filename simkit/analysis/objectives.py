@@ -4,7 +4,9 @@
     side:wolves.undefended - side:party.undefended
     side:party.actions - 0.5*side:party.hasty_only
 
-Each term is an optional coefficient (``0.5*`` or ``0.5 *``) and a reference as in a
+``SIDE=`` before it says whose objective it is (``party=side:wolves.undefended -
+side:party.undefended``); without it, the side its first reference names.  Each term
+is an optional coefficient (``0.5*`` or ``0.5 *``) and a reference as in a
 ``tune`` target (``NAME.metric``, ``group:NAME.metric``, ``side:NAME.metric``, see
 :mod:`simkit.analysis.targets`); terms are joined by ``+`` or ``-`` with white space on
 both sides (``Half-Orc.actions`` stays one name).  Every reference is a ratio of two
@@ -66,10 +68,12 @@ from simkit.metrics import (
     t_quantile_975,
 )
 from simkit.metrics.estimates import NAN_ESTIMATE
-from simkit.scenario import Scenario, ScenarioError, shown
+from simkit.scenario import Scenario, ScenarioError, shown, suggest
 
 LENGTH = -1  # the "slot" of the cycle (or batch) length: a per-round mean's denominator
 MAX_TERMS = 20
+_SLOTS: dict[Any, list[tuple[float, int, int]]] = {}
+ROUNDING = 1e-12  # relative: a difference this small is float rounding, never "clear"
 MAX_TEXT = 2000
 
 
@@ -103,7 +107,10 @@ class PairedEstimate:
 
     @property
     def clear(self) -> bool:
-        """The 95% interval excludes 0."""
+        """The 95% interval excludes 0 (and the difference is more than the rounding of
+        two sums of floats: variants that play alike differ by 1e-16, not by chance)."""
+        if abs(self.difference) <= ROUNDING * (1.0 + abs(self.mean_a) + abs(self.mean_b)):
+            return False
         return self.ci_low > 0 or self.ci_high < 0
 
 
@@ -131,15 +138,24 @@ class Objective:
     def negated(self, side: str) -> Objective:
         """The opposite objective (what ``side`` wants when it opposes this one)."""
         terms = tuple(Term(-t.coefficient, t.ref) for t in self.terms)
-        return Objective(terms, _text(terms), f"the opposite of {self.side}'s objective", side)
+        words = f"the opposite of {_owner(self.side)} objective ({self.words})"
+        return Objective(terms, _text(terms), words, side)
 
     # ------------------------------------------------------------------ slots
     def _slots(self, layout: Layout) -> list[tuple[float, int, int]]:
-        """(coefficient, numerator slot, denominator slot or LENGTH) per term."""
+        """(coefficient, numerator slot, denominator slot or LENGTH) per term (kept per
+        layout shape: the variants of a search share it)."""
+        shape = (layout.names, layout.counts, layout.dist_sizes, layout.groups, layout.sides)
+        known = _SLOTS.get((self, shape))
+        if known is not None:
+            return known
         out = []
         for t in self.terms:
             s = _metric_slots(layout, t.ref)
             out.append((t.coefficient, s[0], LENGTH if s[1] == ROUNDS else s[1]))
+        if len(_SLOTS) > 256:
+            _SLOTS.clear()
+        _SLOTS[(self, shape)] = out
         return out
 
     def pairs(self, layout: Layout) -> tuple[tuple[int, int], ...]:
@@ -242,6 +258,18 @@ def _metric_slots(layout: Layout, ref: Ref) -> tuple[int, int]:
     raise KeyError(f"no number {ref} in this run")
 
 
+def _is_ratio(name: str) -> bool:
+    try:
+        return metric(name).kind == "ratio"
+    except KeyError:
+        return True
+
+
+def _owner(side: str) -> str:
+    """``party's``, ``monsters'``."""
+    return f"{side}'" if side.endswith("s") else f"{side}'s"
+
+
 def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
@@ -262,7 +290,8 @@ def _words(terms: tuple[Term, ...]) -> str:
         factor = "" if size == 1 else f"{_num(size)} × "
         sign = "minus " if t.coefficient < 0 else ("plus " if k else "")
         parts.append(f"{sign}{factor}{label} of {level}{t.ref.name}")
-    return ", ".join(parts) + " (per round, or the ratio)"
+    ratios = any(_is_ratio(t.ref.metric) for t in terms)
+    return ", ".join(parts) + ("" if ratios else ", per round")
 
 
 # --------------------------------------------------------------------------- parsing
@@ -288,10 +317,11 @@ def split_terms(text: str) -> list[tuple[int, str]]:
 def parse_objective(
     text: str, scenario: Scenario, available: dict[str, list[str]], label: str = "--objective"
 ) -> Objective:
-    """``'side:party.actions - 0.5*side:party.hasty_only'`` -> Objective.
+    """``'side:party.actions - 0.5*side:party.hasty_only'`` -> Objective (``SIDE=``
+    before it names the side that wants it; default: the side of its first reference).
 
-    ``available`` maps a level to its metric names (``tune.available_metrics``).  A bad
-    objective is a ScenarioError naming ``label`` and the text, with the closest name."""
+        ``available`` maps a level to its metric names (``tune.available_metrics``).  A bad
+        objective is a ScenarioError naming ``label`` and the text, with the closest name."""
     origin = f"{label} {shown(text)}"
     if not isinstance(text, str) or not text.strip():
         raise ScenarioError(
@@ -300,6 +330,21 @@ def parse_objective(
         )
     if len(text) > MAX_TEXT:
         raise ScenarioError(f"{origin}: longer than {MAX_TEXT} characters")
+    owner = None
+    if "=" in text:
+        owner, _, text = text.partition("=")
+        owner = owner.strip()
+        if owner not in scenario.sides:
+            sides = list(scenario.sides)
+            raise ScenarioError(
+                f"{origin}: no side {shown(owner)}{suggest(owner, sides)} before '='; "
+                f"sides: {', '.join(sides)}"
+            )
+        if not text.strip():
+            raise ScenarioError(f"{origin}: nothing after '{owner}='")
+    body = text.rstrip()
+    if len(body) > 1 and body[-1] in "+-" and body[-2].isspace():
+        raise ScenarioError(f"{origin}: a term is expected after the last {body[-1]!r}")
     parts = split_terms(text)
     if len(parts) > MAX_TERMS:
         raise ScenarioError(f"{origin}: at most {MAX_TERMS} terms")
@@ -323,8 +368,7 @@ def parse_objective(
         level = LEVEL_PREFIXES.get(ref_text.partition(":")[0], COMBATANT)
         ref = parse_ref(scenario, ref_text, available[level], origin)
         terms.append(Term(sign * coefficient, ref))
-    first = terms[0].ref
-    side = _side_of(scenario, first)
+    side = owner or _side_of(scenario, terms[0].ref)
     terms_t = tuple(terms)
     return Objective(terms_t, _text(terms_t), _words(terms_t), side)
 
@@ -346,8 +390,8 @@ def default_objective(scenario: Scenario, side: str, metrics: tuple[str, ...]) -
         others = [s for s in scenario.sides if s != side]
         terms = refs + tuple(Term(-1.0 / len(others), Ref(SIDE, s, "actions")) for s in others)
         words = (
-            f"{side}'s actions minus its opponents' actions per round (this system counts "
-            "no attacks)"
+            f"{_owner(side)} actions minus its opponents' actions per round (this system "
+            "counts no attacks)"
         )
         return Objective(terms, _text(terms), words, side)
     defended = "defended" in metrics
@@ -361,7 +405,7 @@ def default_objective(scenario: Scenario, side: str, metrics: tuple[str, ...]) -
     normal = "without meeting a normal defense" if defended else ""
     received = "without one" if defended else ""
     words = (
-        f"{side}'s default objective: attacks the other sides receive {normal}, minus "
+        f"{_owner(side)} default objective: attacks the other sides receive {normal}, minus "
         f"attacks {side} receives {received}, per round"
     )
     return Objective(terms, _text(terms), " ".join(words.split()).replace(" ,", ","), side)

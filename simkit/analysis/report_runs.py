@@ -9,16 +9,20 @@ the same dice round by round (common random numbers):
    vtm ``delay``, is switched off by ``System.never_waits()``), the scenario with that
    one policy set back.  Paired with the main run it gives the policy's cost and
    benefit, as written minus the alternative;
-3. the sweep: by default, for each side, its members' main stat (``System.main_field``)
+3. the policy search (``simkit policies``, at most ``POLICY_ROUNDS`` rounds a variant):
+   every value of every policy field of every combatant, the others as written, and the
+   best for its side's default objective, which says whether the policies as written
+   are an equilibrium of single changes;
+4. the sweep: by default, for each side, its members' main stat (``System.main_field``)
    shifted by -2 .. +2, clipped to the allowed range (a clipped duplicate is not run
    again), each point paired with the main run.  With ``vary`` the designer's own grid
    replaces it (``simkit sweep``), and with ``target`` it is a ``simkit tune``;
-4. the sensitivity (``analysis/sensitivity.py``, ``simkit sensitivity``): each
+5. the sensitivity (``analysis/sensitivity.py``, ``simkit sensitivity``): each
    combatant's main stat (a group as one) one point up and down and each alternative of
    each rule, at the report's rounds, paired with the main run; a variant that is a
    point of the default sweep already (a side of one group) is not run again.
 
-Runs 1 to 4 (default sweep) are batched for the paired intervals and played side by
+Runs 1, 2, 4 (default sweep) and 5 are batched for the paired intervals and played side by
 side, one per core.  Everything else -- findings, tables, plots (``simkit.output
 .report``) -- only renders these results.  Files are written atomically, and a bad
 scenario, spec or target writes nothing at all.
@@ -47,12 +51,14 @@ from simkit.output.files import OutputDir
 from simkit.scenario import Combatant, Scenario, ScenarioError, with_changes
 
 if TYPE_CHECKING:
+    from simkit.analysis.policies import PolicySearch
     from simkit.analysis.sweep import SweepResult
     from simkit.analysis.tune import Tuning
     from simkit.output.report_document import Report
 
 OFFSETS = (-1, 1, -2, 2)  # by size first: a clipped duplicate keeps the smaller offset
 MAX_CHANGES = 8  # policy comparisons per report (scenario order, waiting first)
+POLICY_ROUNDS = 50_000  # rounds of each variant of a report's policy search (at most)
 MAX_BATCHES = 64
 MAX_KNOB_RUNS = 32  # sensitivity runs of a report (every rule alternative, stats in order)
 
@@ -128,6 +134,7 @@ class Plan:
     sensitivity: sens.Plan | None = None
     # per sensitivity variant: the index of the sweep point it equals, or -1 (its own run)
     shared: tuple[int, ...] = ()
+    policy_variants: int = 0  # runs of the policy search (the scenario as written included)
 
     @property
     def holders(self) -> tuple[str, ...]:
@@ -141,8 +148,12 @@ class Plan:
         return 1 + len(self.changes) + points + self.grid_points + own
 
     @property
+    def policy_rounds(self) -> int:
+        return min(self.rounds, POLICY_ROUNDS)
+
+    @property
     def total_rounds(self) -> int:
-        return self.rounds * self.runs
+        return self.rounds * self.runs + self.policy_rounds * self.policy_variants
 
 
 def _text(value: Any) -> str:
@@ -305,6 +316,7 @@ def plan(
         _batch_rounds(scenario, rounds),
         knobs,
         shared,
+        _policy_variants(scenario),
     )
 
 
@@ -334,6 +346,14 @@ def _index(scenarios: Sequence[Scenario], scenario: Scenario) -> int:
     return next((k for k, s in enumerate(scenarios) if s == scenario), -1)
 
 
+def _policy_variants(scenario: Scenario) -> int:
+    """Runs of the report's policy search: as written, and every other value."""
+    from simkit.analysis.policies import coordinates
+
+    coords = coordinates(scenario)
+    return 1 + sum(len(c.values) - 1 for c in coords) if coords else 0
+
+
 def planned_rounds(
     scenario: Scenario,
     rounds: int | None = None,
@@ -355,6 +375,7 @@ class ReportData:
     sweep: SweepResult | None = None  # the designer's grid (vary)
     tuning: Tuning | None = None  # with a target
     sensitivity: sens.Sensitivity | None = None  # each stat +-1, each rule alternative
+    best_policies: PolicySearch | None = None  # every combatant's best policy
 
     @property
     def scenario(self) -> Scenario:
@@ -518,7 +539,18 @@ def simulate_report(
     if knobs is not None:
         done = [terms[k] for k in wanted]
         sensitivity = sens.assemble(knobs, measures, base_terms, done, rounds, seed, batch)
-    return ReportData(the_plan, result, tuple(effects), sweeps, grid, tuning, sensitivity)
+    best = None
+    if the_plan.policy_variants:
+        from simkit.analysis.policies import policies
+
+        best = policies(
+            scenario,
+            rounds=the_plan.policy_rounds,
+            rng=seq,
+            workers=min(2, workers or default_workers()),
+            progress=count,
+        )
+    return ReportData(the_plan, result, tuple(effects), sweeps, grid, tuning, sensitivity, best)
 
 
 def make_report(

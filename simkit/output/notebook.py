@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from simkit.metrics import Estimate
-from simkit.output.numbers import format_difference, format_estimate
+from simkit.output.numbers import format_difference, format_estimate, format_gain
 from simkit.output.report_document.names import (
     group_label,
     is_percent,
@@ -222,4 +222,30 @@ def sensitivity_html(s: Any) -> str:
         f"{STYLE}<div><p>{html.escape(s.answer)}</p>{table_html(header, rows, 3)}"
         f'<div class="simkit-c">{html.escape(s.note)}; · no detectable difference.'
         f"{skipped}</div></div>"
+    )
+
+
+def policies_html(search: Any) -> str:
+    """``PolicySearch._repr_html_``: the objectives, the ranked table and the answer."""
+    rows = []
+    for ch in search.ranked:
+        value, g = ch.best
+        c = ch.coordinate
+        gain = "0" if value == ch.current else format_gain(g.difference, g.ci_high - g.difference)
+        rows.append([c.group, c.field, str(c.written), str(value), gain, ch.verdict])
+    header = ["combatant", "field", "as written", "best", "gain for its side", "verdict"]
+    words = "".join(
+        f"<li><b>{html.escape(side)}</b>: {html.escape(o.words)}</li>"
+        for side, o in search.objectives.items()
+    )
+    table = table_html(header, rows, 4)
+    extra = ""
+    if search.equilibrium is not None:
+        from simkit.output.terminal import equilibrium_lines
+
+        extra = "<pre>" + html.escape("\n".join(equilibrium_lines(search, search.equilibrium)))
+        extra += "</pre>"
+    return (
+        f"{STYLE}<div><b>Objectives</b><ul>{words}</ul>{table}"
+        f"<p>{html.escape(search.answer)}</p>{extra}</div>"
     )

@@ -84,3 +84,11 @@ def format_ratio(value: float) -> str:
 def csv_number(x: float) -> str:
     """Full precision for CSV files (10 significant digits); NaN as empty."""
     return "" if x != x else f"{x:.10g}"
+
+
+def format_gain(diff: float, half: float) -> str:
+    """A paired gain of an objective and its half-width, ``0`` where both are float
+    rounding (two variants that play alike)."""
+    if abs(diff) <= 1e-9 and (half != half or abs(half) <= 1e-9):
+        return "0"
+    return format_difference("objective", diff, half)

@@ -14,10 +14,11 @@ and every format is drawn from those rows the same way:
 
 The kinds are ``run``, ``sweep``, ``compare``, ``tune`` and ``trace`` (the results of
 the commands of those names), ``side_by_side`` (``compare`` of three or more files,
-``SideBySide``), ``dominance`` (``run --dominance``, ``Dominance``) and ``sensitivity``
-(``simkit sensitivity``, ``Sensitivity``).  A result played to a precision
-(``stopping``) adds its stopping line to the table and the notes, and ``precision``
-(what was asked, the rounds used, what did not meet it) to the parameters.  A metric
+``SideBySide``), ``dominance`` (``run --dominance``, ``Dominance``), ``sensitivity``
+(``simkit sensitivity``, ``Sensitivity``) and ``policies`` (``simkit policies``,
+``PolicySearch``).  A result played to a precision (``stopping``) adds its stopping
+line to the table and the notes, and ``precision`` (what was asked, the rounds used,
+what did not meet it) to the parameters.  A metric
 family's name in ``metrics`` (``acts_before``) means every member of it
 (``acts_before.X`` for every other combatant).  An unknown kind or format is a
 ``ValueError`` here, and nowhere else.  Nothing here simulates; the results are read
@@ -195,6 +196,43 @@ def _tune(tuning: Any, view: View) -> Tidy:
     )
 
 
+def _policies(search: Any, view: View) -> Tidy:
+    columns, rows = _frame(search.table)
+    notes = [f"objective of {side}: {o.words} = {o.text}" for side, o in search.objectives.items()]
+    notes.append(search.answer)
+    e = search.equilibrium
+    parameters: dict[str, Any] = {
+        "scenario": search.scenario.name,
+        "system": search.scenario.system,
+        "objectives": {side: o.text for side, o in search.objectives.items()},
+        "rounds": search.rounds,
+        "seed": search.seed,
+        "variants": search.variants,
+        "batches": search.batches,
+    }
+    if e is not None:
+        parameters["equilibrium"] = {
+            "status": e.status,
+            "turns": e.turns,
+            "policies": [[g, f, v] for (g, f), v in e.profile.items()],
+            "cycle": [[[g, f, v] for (g, f), v in m.items()] for m in e.cycle],
+            "dominant": [list(d) for d in e.dominant],
+            "sides": [
+                {
+                    "side": v.side,
+                    "objective_as_written": v.objective.mean_a,
+                    "objective_at_end": v.objective.mean_b,
+                    "objective_change_ci": [v.objective.ci_low, v.objective.ci_high],
+                    "action_economy_as_written": v.action_economy.mean_a,
+                    "action_economy_at_end": v.action_economy.mean_b,
+                }
+                for v in e.sides
+            ],
+        }
+        notes += list(e.findings)
+    return Tidy("policies", parameters, columns, rows, notes)
+
+
 def _trace(trace: Any, view: View) -> Tidy:
     columns = list(dict.fromkeys(k for r in trace.records for k in r))
     return Tidy(
@@ -339,6 +377,7 @@ TIDY: dict[str, Callable[[Any, View], Tidy]] = {
     "side_by_side": _side_by_side,
     "dominance": _dominance,
     "sensitivity": _sensitivity,
+    "policies": _policies,
 }
 
 
@@ -398,6 +437,8 @@ def _table(kind: str, result: Any, view: View) -> str:
         return terminal.dominance_table([result], width=view.width)
     if kind == "sensitivity":
         return terminal.sensitivity_table(result, width=view.width)
+    if kind == "policies":
+        return terminal.policies_table(result, width=view.width)
     return "\n".join(terminal.fit(result.lines, view.width))  # trace
 
 

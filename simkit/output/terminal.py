@@ -16,6 +16,7 @@ from simkit.metrics import Z95, UnknownMetric, metric
 from simkit.output.numbers import (
     format_difference,
     format_estimate,
+    format_gain,
     format_mean,
     format_ratio,
 )
@@ -638,3 +639,102 @@ def sensitivity_table(s: Any, *, width: int = WIDTH) -> str:
     lines += [f"skipped: {x}" for x in s.skipped]
     lines.append(s.note)
     return "\n".join(fit(lines, width))
+
+
+def _gain_text(g: Any) -> str:
+    """A paired gain and its 95% half-width (``+0.123 ± 0.004``)."""
+    return format_gain(g.difference, g.ci_high - g.difference)
+
+
+def _value_text(value: Any) -> str:
+    return str(value)
+
+
+def policies_table(search: Any, *, width: int = WIDTH) -> str:
+    """``simkit policies``: per combatant and policy field the file's value, the best one
+    for its side's objective, the gain with its paired interval and the verdict, ranked
+    by gain; the objectives in words; then the equilibrium, if searched."""
+    s = search.scenario
+    lines = [
+        f"policies of {s.name!r} ({s.system}): every value of every policy field, the "
+        "others as written"
+    ]
+    for side, objective in search.objectives.items():
+        lines.append(f"objective of {side}: {objective.words}")
+        lines.append(f"(as a formula: {objective.text})")
+    lines.append("")
+    keys = ["combatant", "field"]
+    key_rows, body = [], []
+    for ch in search.ranked:
+        value, g = ch.best
+        c = ch.coordinate
+        key_rows.append([c.group, c.field])
+        gain = "0" if ch.verdict.startswith("the file") else _gain_text(g)
+        body.append([_value_text(c.written), _value_text(value), gain, ch.verdict])
+    header = ["as written", "best", "gain for its side", "verdict"]
+    lines += grid(keys, key_rows, header, body, width)
+    lines += ["", search.answer]
+    e = search.equilibrium
+    if e is not None:
+        lines += ["", *equilibrium_lines(search, e)]
+    lines.append(
+        f"{search.variants} variants x {search.rounds:,} rounds, seed {search.seed} (the same "
+        f"dice in every variant); gains paired over {search.batches} batches, ± is the 95% "
+        "interval half-width"
+    )
+    return "\n".join(fit(lines, width))
+
+
+def equilibrium_lines(search: Any, e: Any) -> list[str]:
+    """The equilibrium search in words and a table of the sides as written and under it."""
+    status = {
+        "equilibrium": f"equilibrium of best responses reached after {e.turns} turns",
+        "cycle": f"the best responses cycle ({len(e.cycle)} profiles) after {e.turns} turns",
+        "no convergence": f"no equilibrium within {e.turns} turns",
+    }[e.status]
+    out = [f"best responses: {status}"]
+    if e.screen_rounds:
+        out.append(
+            f"(turns screened at {e.screen_rounds:,} rounds a variant, then taken again at "
+            f"{search.rounds:,} from where screening stopped)"
+        )
+    for step in e.steps:
+        where = " (screening)" if step.rounds and step.rounds < search.rounds else ""
+        out.append(
+            f"- turn {step.turn + 1}, {step.side}: {step.group}.{step.field} {step.old} -> "
+            f"{step.new} ({_gain_text(step.gain)}){where}"
+        )
+    if e.status == "cycle":
+        for k, member in enumerate(e.cycle):
+            moved = [f"{g}.{f} = {v}" for (g, f), v in member.items()]
+            out.append(f"- cycle member {k + 1}: " + ", ".join(moved))
+    written = search_written(search)
+    changed = [f"{g}.{f} = {v}" for (g, f), v in e.profile.items() if written[(g, f)] != v]
+    if e.status != "equilibrium":  # an equilibrium's policies are in its findings
+        out.append("policies at the end: " + (", ".join(changed) if changed else "as written"))
+    for group, name, value in e.dominant:
+        out.append(f"dominant: {group}.{name} = {value} (best against every profile met)")
+    out += e.findings
+    rows = []
+    for v in e.sides:
+        rows.append(
+            [
+                f"{v.objective.mean_a:.3f}",
+                f"{v.objective.mean_b:.3f}",
+                _gain_text(v.objective),
+                f"{v.action_economy.mean_a:.3f}",
+                f"{v.action_economy.mean_b:.3f}",
+            ]
+        )
+    out.append("")
+    out += grid(
+        ["side"],
+        [[v.side] for v in e.sides],
+        ["objective", "at the end", "change", "action economy", "at the end"],
+        rows,
+    )
+    return out
+
+
+def search_written(search: Any) -> dict[tuple[str, str], Any]:
+    return {ch.coordinate.key: ch.coordinate.written for ch in search.choices}

@@ -215,6 +215,7 @@ class Rules(Protocol):
     # names them when a target lies between two values and ``--refine`` tunes them
     finer: Mapping[str, tuple[str, ...]]
     policies: tuple[str, ...]  # the policy fields (hold, defend, ...)
+    policy_alternatives: Mapping[str, tuple[Any, ...]]  # values ``simkit policies`` tries
     counts: tuple[str, ...]  # per-combatant counts its kernels fill (metric registry names)
     scenario_counts: tuple[str, ...]  # scenario-wide counts
     optional_required: tuple[str, ...]  # required fields whose absence prepare() judges
@@ -257,6 +258,15 @@ class Rules(Protocol):
     def after_opening(self, scenario: Any) -> Any:
         """R8a: the scenario as it plays in rounds 2.. of a fight (what applies to the
         opening round only taken away), or None if every round of a fight plays alike."""
+        ...
+
+    def policy_fields(self, scenario: Any, index: int) -> tuple[str, ...]:
+        """The policy fields ``simkit policies`` searches for combatant ``index``: its
+        ``policies`` and ``target`` (when it has more than one opponent to aim at)."""
+        ...
+
+    def policy_values(self, scenario: Any, index: int, name: str) -> tuple[Any, ...]:
+        """Every value of policy field ``name`` to try for combatant ``index``."""
         ...
 
 
@@ -358,6 +368,7 @@ class RulesBase:
     main_field = ""
     finer: Mapping[str, tuple[str, ...]] = {}
     policies: tuple[str, ...] = ()
+    policy_alternatives: Mapping[str, tuple[Any, ...]] = {}
     counts: tuple[str, ...] = ()
     scenario_counts: tuple[str, ...] = ()
     optional_required: tuple[str, ...] = ()
@@ -395,6 +406,27 @@ class RulesBase:
 
     def after_opening(self, scenario: Any) -> Any:
         return None
+
+    def policy_fields(self, scenario: Any, index: int) -> tuple[str, ...]:
+        aims = len(_opponent_groups(scenario, index))
+        return (*self.policies, "target") if aims > 1 else tuple(self.policies)
+
+    def policy_values(self, scenario: Any, index: int, name: str) -> tuple[Any, ...]:
+        """``policy_alternatives[name]``, else the field's choices; ``target``: "random"
+        and every opponent group (a count group as one, else the combatant)."""
+        if name == "target":
+            return ("random", *_opponent_groups(scenario, index))
+        if name in self.policy_alternatives:
+            return tuple(self.policy_alternatives[name])
+        spec = self.fields[name]
+        if spec.choices is None:
+            raise ValueError(f"{self.name}: policy field {name!r} has no choices to try")
+        return tuple(spec.choices)
+
+
+def _opponent_groups(scenario: Any, index: int) -> tuple[str, ...]:
+    """The groups (a count group's base name, else the name) of ``index``'s opponents."""
+    return tuple(dict.fromkeys(scenario.combatants[j].group for j in scenario.opponents(index)))
 
 
 class KernelBase:

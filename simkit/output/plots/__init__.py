@@ -44,6 +44,7 @@ from simkit.output.plots.look import (
 )
 from simkit.output.plots.over_grid import plot_sweep_heatmap, plot_sweep_lines, sweep_figure
 from simkit.output.plots.per_combatant import result_figure
+from simkit.output.plots.policy_gains import policies_figure
 from simkit.output.plots.report_panels import (
     PART_COLOURS,
     bar_panels,
@@ -90,5 +91,6 @@ __all__ = [
     "sweep_figure",
     "top_measure",
     "tornado_figure",
+    "policies_figure",
     "tune_figure",
 ]

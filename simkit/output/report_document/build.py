@@ -65,6 +65,8 @@ def build_report(data: ReportData) -> Report:
     numbers = Numbers(data.result)
     notes = Footnotes()
     verdict = words.verdict(numbers)
+    if data.best_policies is not None:
+        verdict = verdict[:3] + [words.equilibrium_sentence(data.best_policies)]
     found = words.group_findings(numbers, notes)
     from simkit.output.report_document.fight_rounds import fight_findings
 
@@ -168,6 +170,8 @@ def _page(
         sections.append(attacks)
 
     sections.append(_policy_section(data, numbers, notes, policy_sentences, by_section, system))
+    if data.best_policies is not None:
+        sections.append(_best_policy_section(data.best_policies))
 
     sweep = Section("Sweep")
     sweep.add("list", sweep_sentences)
@@ -305,6 +309,14 @@ def copies(n: int) -> str:
     return f"{n:,} cop{'y' if n == 1 else 'ies'}"
 
 
+def _best_policy_section(search: Any) -> Section:
+    """Every combatant's best policy for its side and what it changes for every side."""
+    section = Section("Best policy for every combatant")
+    section.add("sentences", words.best_policy_findings(search))
+    section.add("table", tables.best_policy_table(search))
+    return section
+
+
 def _method(data: ReportData, system: Any) -> list[str]:
     p = data.plan
     out = [
@@ -328,6 +340,15 @@ def _method(data: ReportData, system: Any) -> list[str]:
             "with one policy set back to its default (waiting switched off); the differences are "
             f"paired, their intervals from {data.policies[0].comparison.batches} batches "
             "(batch means, Student t)."
+        )
+    if data.best_policies is not None:
+        b = data.best_policies
+        out.append(
+            f"Best policies: {b.variants} runs of {b.rounds:,} rounds, every value of every "
+            "policy field of every combatant (a count group as one) with the others as "
+            "written; each side judged by its objective ("
+            + "; ".join(o.words for o in b.objectives.values())
+            + f"); gains paired over {b.batches} batches (batch means, Student t)."
         )
     if data.sweeps:
         runs = sum(len(v) - 1 for v in data.sweeps.values())

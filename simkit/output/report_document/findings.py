@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from simkit import systems
 from simkit.metrics import METRICS, Estimate
 from simkit.metrics import metric as registry
-from simkit.output.numbers import format_difference, format_estimate, format_mean
+from simkit.output.numbers import format_difference, format_estimate, format_gain, format_mean
 from simkit.output.report_document.names import (
     EACH,
     Footnotes,
@@ -671,4 +671,47 @@ def grid_findings(data: ReportData, numbers: Numbers) -> list[str]:
                 f"{s}'s action economy ranges from {est(ECONOMY, lo[1])} ({at(lo[0])}) to "
                 f"{est(ECONOMY, hi[1])} ({at(hi[0])})."
             )
+    return out
+
+
+# --------------------------------------------------------------------------- best policies
+def _gain(g: Any) -> str:
+    return format_gain(g.difference, g.ci_high - g.difference)
+
+
+def equilibrium_sentence(search: Any) -> str:
+    """Whether the policies as written are an equilibrium of single changes, for the
+    verdict."""
+    clear = [ch for ch in search.ranked if ch.verdict == "clear"]
+    if not clear:
+        return (
+            "The policies as written are at equilibrium: no combatant's side gains clearly "
+            "by changing one of its policies."
+        )
+    top = clear[0]
+    value, g = top.best
+    c = top.coordinate
+    return (
+        f"The policies as written are not at equilibrium: {len(clear)} single "
+        f"{'change gains' if len(clear) == 1 else 'changes gain'} clearly for the changer's "
+        f"side, the largest {possessive(c.group)} {c.field} = {value} ({_gain(g)} for {c.side})."
+    )
+
+
+def best_policy_findings(search: Any, most: int = 5) -> list[str]:
+    """The clear gains, largest first, and what each changes for every side."""
+    out = []
+    clear = [ch for ch in search.ranked if ch.verdict == "clear"]
+    for ch in clear[:most]:
+        value, _ = ch.best
+        c = ch.coordinate
+        sides = ", ".join(f"{_gain(e)} for {side}" for side, e in ch.effects)
+        out.append(f"{c.group}: {c.field} = {value} rather than {c.written}: {sides}.")
+    if len(clear) > most:
+        out.append(f"{len(clear) - most} more clear gains are in the table.")
+    if not clear:
+        out.append(
+            "No single policy change gains clearly for any side: the policies as written "
+            "are the best responses to each other."
+        )
     return out

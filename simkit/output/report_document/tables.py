@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from simkit import systems
 from simkit.metrics import Estimate
-from simkit.output.numbers import format_difference, format_estimate
+from simkit.output.numbers import format_difference, format_estimate, format_gain
 from simkit.output.report_document.names import (
     EACH,
     aggregation,
@@ -470,4 +470,32 @@ def sensitivity_table(data: ReportData) -> Table | None:
         note="Variant minus as written on the same dice, ± its paired 95% interval; "
         "· no detectable difference.",
         key="sensitivity",
+    )
+
+
+def best_policy_table(search: Any) -> Table:
+    """Per combatant and policy field: as written, the best value, its gain for the
+    combatant's side and the change for every side, the verdict; ranked by gain."""
+    sides = list(search.objectives)
+    rows = []
+    for ch in search.ranked:
+        value, g = ch.best
+        c = ch.coordinate
+        effects = dict(ch.effects)
+        same = value == ch.current
+        cells = [
+            "0" if same else format_gain(e.difference, e.ci_high - e.difference)
+            for e in (effects[s] for s in sides)
+        ]
+        rows.append([c.group, c.field, str(c.written), str(value), *cells, ch.verdict])
+    return Table(
+        "Best policy per combatant and field",
+        ["Combatant", "Policy", "As written", "Best", *(f"Change for {s}" for s in sides)]
+        + ["Verdict"],
+        ["", "", "", "", *("objective per round" for _ in sides), ""],
+        rows,
+        text_columns=4,
+        note="Best: the value with the highest objective of the combatant's side; a change "
+        "is clear when its paired 95% interval excludes 0.",
+        key="best-policies",
     )

@@ -19,7 +19,7 @@ import numpy as np
 from simkit.systems.base import Problem, SystemBase
 from simkit.systems.readiness import events, guards, kernel, schema
 from simkit.systems.readiness.codes import COUNTS, SCENARIO_COUNTS, SIDES
-from simkit.systems.readiness.schema import FIELDS, RULES
+from simkit.systems.readiness.schema import DEFENDS, FIELDS, GUARDS, HASTY_UP_TO, HOLDS, RULES
 
 # cost(): nanoseconds per round measured on the 2-core reference machine (run_chunk,
 # default policies, 4 to 200 combatants of readiness 1 to 20), least-squares fitted as
@@ -43,6 +43,12 @@ class Readiness(SystemBase):
     main_field = "readiness"
     finer = {"readiness": ("advantage",)}  # R2: pips before the round, finer than a die
     policies = ("hold", "defend", "guard")
+    # What `simkit policies` tries: every choice, and defend = hasty_up_to:N for N 0..5.
+    policy_alternatives = {
+        "hold": HOLDS,
+        "defend": (*DEFENDS, *(f"{HASTY_UP_TO}:{n}" for n in range(6))),
+        "guard": GUARDS,
+    }
     counts = COUNTS
     scenario_counts = SCENARIO_COUNTS
     kernel = kernel
