@@ -237,3 +237,30 @@ def test_an_equilibrium_found_after_screening_holds_at_full_rounds():
         changes.setdefault(group, {})[name] = value
     again = simkit.policies(with_changes(fight, combatants=changes), rounds=40_000)
     assert again.as_written_is_equilibrium
+
+
+def test_a_guard_change_shows_the_protected_allys_side(capsys):
+    """R7a: beside the gain of Bran's side when Bran stops guarding Mira, the search
+    gives what it costs Mira (attacks left unanswered, answered only hastily): exactly
+    `simkit compare` of the same two files on the same dice."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scenarios" / "bodyguard.toml"
+    search = simkit.policies(path, rounds=20_000, rng=3)
+    bran = [g for g in search.guarded if g.group == "Bran" and g.field == "guard"]
+    assert bran, search.guarded
+    value = bran[0].value
+    assert {(g.ally, g.metric) for g in bran} >= {("Mira", "undefended"), ("Mira", "hasty_only")}
+    compared = simkit.compare(path, set=[f"Bran.guard={value}"], rounds=20_000, rng=3)
+    table = compared.table
+    for g in bran:
+        row = table[(table.combatant == g.ally) & (table.metric == g.metric)].iloc[0]
+        assert g.estimate.difference == pytest.approx(row.difference, rel=1e-12, abs=1e-12)
+    mira = next(g for g in bran if g.ally == "Mira" and g.metric == "undefended")
+    if value == "never":  # Mira loses her bodyguard: more of her attacks go unanswered
+        assert mira.estimate.ci_low > 0
+    assert main(["policies", str(path), "--rounds", "20000", "--seed", "3"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "For the allies a guard protects" in out
+    assert f"Bran.guard = {value}: Mira's attacks left unanswered" in out
+    assert "as written" in out and "[Mira]" in out  # a list of names as the file writes it

@@ -97,6 +97,24 @@ class Choice:
 
 
 @dataclass(frozen=True)
+class GuardGain:
+    """R7/R7a: what the best value of a policy changes for an ally whose guard it
+    changes (the best value minus as written, paired): the protected ally's side of a
+    guard's cost, as ``simkit compare`` and a report's guard finding show it."""
+
+    group: str  # the combatant (or count group) whose policy changes
+    field: str
+    value: Any  # its best value
+    guard: str  # the guard whose protection changes
+    ally: str
+    metric: str  # "undefended" or "hasty_only"
+    estimate: PairedEstimate
+
+
+GUARD_METRICS = ("undefended", "hasty_only")
+
+
+@dataclass(frozen=True)
 class Step:
     """A move of the equilibrium search: ``side`` changes ``group.field``."""
 
@@ -176,6 +194,7 @@ class PolicySearch:
     elapsed_s: float
     equilibrium: Equilibrium | None = None
     notes: tuple[str, ...] = field(default=())
+    guarded: tuple[GuardGain, ...] = ()  # R7/R7a: the allies' side of a guard's change
 
     @property
     def table(self) -> pd.DataFrame:
@@ -425,7 +444,41 @@ def policies(
         len(runs.cache),
         time.perf_counter() - start,
         found,
+        guarded=_guard_gains(runs, choices, written),
     )
+
+
+def _guard_gains(
+    runs: _Runs, choices: Sequence[Choice], written: Mapping[Key, Any]
+) -> tuple[GuardGain, ...]:
+    """For every best value that changes whom a guard protects (or how), the attacks
+    each ally it guards in either profile is left unanswered and answered only hastily:
+    best value minus as written, paired on the same dice (analysis.compare's
+    ``guard_changes`` says which guards and allies)."""
+    from simkit.analysis.compare import guard_changes
+    from simkit.analysis.objectives import Term
+    from simkit.analysis.targets import Ref
+    from simkit.metrics import COMBATANT
+
+    out: list[GuardGain] = []
+    for ch in choices:
+        value, _ = ch.best
+        c = ch.coordinate
+        if value == ch.current:
+            continue
+        best_profile = {**written, c.key: value}
+        changes = guard_changes(runs.scenario_of(written), runs.scenario_of(best_profile))
+        if not changes:
+            continue
+        base, best = runs.runs([written, best_profile])
+        for g in changes:
+            for ally in g.allies:
+                for m in GUARD_METRICS:
+                    o = Objective((Term(1.0, Ref(COMBATANT, ally, m)),), f"{ally}.{m}", m, c.side)
+                    out.append(
+                        GuardGain(c.group, c.field, value, g.guard, ally, m, o.evaluate(base, best))
+                    )
+    return tuple(out)
 
 
 def _answer(choices: Sequence[Choice], wanted: Mapping[str, Objective]) -> str:

@@ -200,6 +200,7 @@ def _policies(search: Any, view: View) -> Tidy:
     columns, rows = _frame(search.table)
     notes = [f"objective of {side}: {o.words} = {o.text}" for side, o in search.objectives.items()]
     notes.append(search.answer)
+    notes += terminal.guard_gain_lines(search)
     e = search.equilibrium
     parameters: dict[str, Any] = {
         "scenario": search.scenario.name,

@@ -647,6 +647,10 @@ def _gain_text(g: Any) -> str:
 
 
 def _value_text(value: Any) -> str:
+    """A policy value as a scenario file writes it: a list of names (R7a) as
+    ``[Mira, Kira]``."""
+    if isinstance(value, tuple | list):
+        return "[" + ", ".join(str(v) for v in value) + "]"
     return str(value)
 
 
@@ -674,6 +678,9 @@ def policies_table(search: Any, *, width: int = WIDTH) -> str:
     header = ["as written", "best", "gain for its side", "verdict"]
     lines += grid(keys, key_rows, header, body, width)
     lines += ["", search.answer]
+    guarded = guard_gain_lines(search, width)
+    if guarded:
+        lines += ["", *guarded]
     e = search.equilibrium
     if e is not None:
         lines += ["", *equilibrium_lines(search, e)]
@@ -683,6 +690,33 @@ def policies_table(search: Any, *, width: int = WIDTH) -> str:
         "interval half-width"
     )
     return "\n".join(fit(lines, width))
+
+
+def guard_gain_lines(search: Any, width: int | None = None) -> list[str]:
+    """R7/R7a: for a best value that changes a guard, what it changes for the allies
+    the guard protects (per round, best value minus as written, ± paired 95%), beside
+    the gain of the guard's side above."""
+    gains = getattr(search, "guarded", ())
+    if not gains:
+        return []
+    lines = [
+        "For the allies a guard protects (per round, the best value minus as written, "
+        "± paired 95%):"
+    ]
+    by_change: dict[tuple[str, str, str, str], list[Any]] = {}
+    for g in gains:
+        by_change.setdefault((g.group, g.field, _value_text(g.value), g.guard), []).append(g)
+    for (group, name, value, guard), items in by_change.items():
+        parts = []
+        for ally in dict.fromkeys(g.ally for g in items):
+            cells = [
+                f"{GUARD_WORDS[g.metric]} {_gain_text(g.estimate)}" for g in items if g.ally == ally
+            ]
+            parts.append(f"{ally}'s attacks {', '.join(cells)}")
+        who = "" if guard == group else f" ({guard} guards)"
+        line = f"{group}.{name} = {value}{who}: " + "; ".join(parts)
+        lines += [f"- {line}"] if width is None else wrap(line, width, bullet="- ")
+    return lines
 
 
 def equilibrium_lines(search: Any, e: Any) -> list[str]:
