@@ -81,6 +81,7 @@ __all__ = [
     "Tuning",
     "available_metrics",
     "check_metrics",
+    "check_round_metrics",
     "check_rounds",
     "check_seed",
     "check_set",
@@ -218,6 +219,31 @@ def check_metrics(
         raise ArgumentError(
             f"{label}: no metric {unknown[0]!r}{suggest(unknown[0], available + families)} "
             f"per {by}; available: {', '.join(available)}{more}"
+        )
+    return list(wanted)
+
+
+def check_round_metrics(
+    scenario: Scenario, wanted: Sequence[str] | None, label: str = "metrics"
+) -> list[str] | None:
+    """``run --by round``'s ``wanted`` metrics: each one of a combatant, a group, a side
+    (``action_economy``) or the scenario (``stalemate``); a family's members by name."""
+    if not wanted:
+        return None
+    scenario_wide = [s.metric for s in metric_slots(layout_for(scenario), "combatant")]
+    known = list(
+        dict.fromkeys(
+            available_metrics(scenario, "combatant")
+            + available_metrics(scenario, "side")
+            + [m for m in scenario_wide if "." not in m or m.startswith("hasty_scale_ge.")]
+        )
+    )
+    unknown = [m for m in wanted if m not in known]
+    if unknown:
+        plain = [m for m in known if "." not in m]
+        raise ArgumentError(
+            f"{label}: no metric {unknown[0]!r}{suggest(unknown[0], known)} per round; "
+            f"available: {', '.join(plain)}"
         )
     return list(wanted)
 
