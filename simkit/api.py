@@ -352,13 +352,6 @@ def read_precision(
             given.value, given.relative, given.text, check_count(max_rounds, 1, MAX_ROUNDS, m_label)
         )
     group = [scenarios] if isinstance(scenarios, Scenario) else list(scenarios)
-    fought = [s for s in group if s.fight_rounds]
-    if fought:
-        raise ArgumentError(
-            f"{p_label}: {fought[0].source} is played in fights of {fought[0].fight_rounds} "
-            f"rounds (fight_rounds, R8a); a run to a precision does not play fights yet: "
-            f"give {r_label}"
-        )
     first = given.first_block(group)
     if given.max_rounds < first:
         raise ArgumentError(
@@ -472,7 +465,14 @@ def run(
     if checked is not None:
         if scheduler is not None:
             raise ArgumentError("precision: cannot be combined with a scheduler")
-        chosen = check_metrics(scenario, by, metrics)
+        if by == "round":  # R8a: the rows of run --by round
+            if not scenario.fight_rounds:
+                raise ArgumentError(
+                    "by: 'round' needs a scenario in fights (fight_rounds = K in [scenario])"
+                )
+            chosen = check_round_metrics(scenario, metrics)
+        else:
+            chosen = check_metrics(scenario, by, metrics)
         return _precision.run_to_precision(
             scenario,
             checked,
