@@ -132,6 +132,36 @@ class Job:
         return sums
 
 
+@dataclass(frozen=True)
+class FightJob:
+    """Everything a worker needs to play chunks of fights (R8a, ``engine.fights``): the
+    job, the scenario after its opening compiled (None: as written) and the rounds of a
+    fight; picklable (Dask tasks).  ``play`` takes a number of fights."""
+
+    job: Job
+    later: Any
+    fight_rounds: int
+
+    @property
+    def layout(self) -> Layout:
+        return self.job.layout
+
+    def play(self, key: np.ndarray, n_fights: int, first_fight: int = 0) -> tuple[Sums, Any]:
+        from simkit.engine.fights import play_fights
+
+        job = self.job
+        return play_fights(
+            job.system,
+            job.compiled,
+            self.later,
+            job.layout,
+            key,
+            n_fights,
+            self.fight_rounds,
+            first_fight=first_fight,
+        )
+
+
 Pairs = tuple[tuple[int, int], ...] | Callable[[Layout], tuple[tuple[int, int], ...]]
 
 
@@ -143,6 +173,15 @@ def prepare(scenario: Scenario, pairs: Pairs = ()) -> Job:
         pairs = pairs(layout_for(scenario))
     layout = layout_for(scenario, pairs)
     return Job(system, system.compile(scenario, layout), layout)
+
+
+def prepare_fights(scenario: Scenario, pairs: Pairs = ()) -> FightJob:
+    """``prepare`` of a scenario with ``fight_rounds``: compiled as written (a fight's
+    first round) and after its opening (``System.after_opening``; the other rounds)."""
+    job = prepare(scenario, pairs)
+    after = job.system.after_opening(scenario)
+    later = None if after is None else job.system.compile(after, job.layout)
+    return FightJob(job, later, scenario.fight_rounds)
 
 
 def simulate(
@@ -172,7 +211,17 @@ def simulate(
         raise ValueError(f"workers must be >= 1, got {workers}")
     if scenario.fight_rounds:
         if scheduler is not None:
-            raise ValueError("a scenario with fight_rounds (R8a) runs on this machine")
+            if batch_rounds:
+                raise ValueError("batch_rounds cannot be combined with a scheduler")
+            from simkit.engine.distributed import simulate_distributed
+            from simkit.engine.fights import fight_chunks, fight_count
+
+            k = scenario.fight_rounds
+            fights = fight_chunks(fight_count(rounds, k), k, chunk_rounds(scenario))
+            fight_job = prepare_fights(scenario, pairs)
+            return simulate_distributed(
+                fight_job, fights, seq, scheduler, workers=workers, progress=progress
+            )
         return _simulate_fights(scenario, rounds, seq, workers, progress, pairs, batch_rounds)
     sizes = chunk_sizes(rounds, chunk_rounds(scenario))
     job = prepare(scenario, pairs)
@@ -437,14 +486,12 @@ def _play_fight_blocks(
     ``block_rounds``, every block but the last is whole chunks).  With ``batch_rounds``
     the batches are those of ``simulate``: ``batch_rounds // K`` fights from the start of
     each chunk, a batch cut by a block's end completed by the next block."""
-    from simkit.engine.fights import FightSums, fight_count, play_fights
+    from simkit.engine.fights import FightSums, fight_count
 
     workers = workers or default_workers()
     k = scenario.fight_rounds
     per = max(1, chunk_rounds(scenario) // k)
-    job = prepare(scenario, pairs)
-    after = job.system.after_opening(scenario)
-    later = None if after is None else job.system.compile(after, job.layout)
+    job = prepare_fights(scenario, pairs)
     total = job.layout.new_sums()
     fights = FightSums(k, [job.layout.new_sums() for _ in range(k)])
     batches: list[Sums] = []
@@ -453,9 +500,7 @@ def _play_fight_blocks(
 
     def play(piece: tuple[int, int, int]) -> tuple[Sums, Any]:
         c, lo, n = piece
-        return play_fights(
-            job.system, job.compiled, later, job.layout, chunk_state(seq, c), n, k, first_fight=lo
-        )
+        return job.play(chunk_state(seq, c), n, first_fight=lo)
 
     def take(part: tuple[Sums, Any], n: int) -> None:
         total.add(part[0])
