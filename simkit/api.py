@@ -81,6 +81,7 @@ __all__ = [
     "Tuning",
     "available_metrics",
     "check_metrics",
+    "check_round_metrics",
     "check_rounds",
     "check_seed",
     "check_set",
@@ -222,6 +223,31 @@ def check_metrics(
     return list(wanted)
 
 
+def check_round_metrics(
+    scenario: Scenario, wanted: Sequence[str] | None, label: str = "metrics"
+) -> list[str] | None:
+    """``run --by round``'s ``wanted`` metrics: each one of a combatant, a group, a side
+    (``action_economy``) or the scenario (``stalemate``); a family's members by name."""
+    if not wanted:
+        return None
+    scenario_wide = [s.metric for s in metric_slots(layout_for(scenario), "combatant")]
+    known = list(
+        dict.fromkeys(
+            available_metrics(scenario, "combatant")
+            + available_metrics(scenario, "side")
+            + [m for m in scenario_wide if "." not in m or m.startswith("hasty_scale_ge.")]
+        )
+    )
+    unknown = [m for m in wanted if m not in known]
+    if unknown:
+        plain = [m for m in known if "." not in m]
+        raise ArgumentError(
+            f"{label}: no metric {unknown[0]!r}{suggest(unknown[0], known)} per round; "
+            f"available: {', '.join(plain)}"
+        )
+    return list(wanted)
+
+
 @dataclass(frozen=True)
 class Grid:
     """The varied fields of a sweep, tune or report, checked: the specs as given (or the
@@ -326,13 +352,6 @@ def read_precision(
             given.value, given.relative, given.text, check_count(max_rounds, 1, MAX_ROUNDS, m_label)
         )
     group = [scenarios] if isinstance(scenarios, Scenario) else list(scenarios)
-    fought = [s for s in group if s.fight_rounds]
-    if fought:
-        raise ArgumentError(
-            f"{p_label}: {fought[0].source} is played in fights of {fought[0].fight_rounds} "
-            f"rounds (fight_rounds, R8a); a run to a precision does not play fights yet: "
-            f"give {r_label}"
-        )
     first = given.first_block(group)
     if given.max_rounds < first:
         raise ArgumentError(
@@ -446,7 +465,14 @@ def run(
     if checked is not None:
         if scheduler is not None:
             raise ArgumentError("precision: cannot be combined with a scheduler")
-        chosen = check_metrics(scenario, by, metrics)
+        if by == "round":  # R8a: the rows of run --by round
+            if not scenario.fight_rounds:
+                raise ArgumentError(
+                    "by: 'round' needs a scenario in fights (fight_rounds = K in [scenario])"
+                )
+            chosen = check_round_metrics(scenario, metrics)
+        else:
+            chosen = check_metrics(scenario, by, metrics)
         return _precision.run_to_precision(
             scenario,
             checked,

@@ -165,7 +165,8 @@ def _add_view(p: argparse.ArgumentParser, by_round: bool = False) -> None:
         default="combatant",
         help="read the metrics per combatant (default), per count group or per side"
         + (
-            "; round: per round index of a fight and per fight ([scenario] fight_rounds, R8a)"
+            "; round: per round index of a fight and per fight, per side, count group and "
+            "combatant ([scenario] fight_rounds, R8a)"
             if by_round
             else ""
         ),
@@ -797,7 +798,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 f"--by round: {args.scenario} has no fights; add fight_rounds = K (an integer "
                 ">= 1) to its [scenario] table (R8a)"
             )
-        api.check_metrics(scenario, "combatant", args.metrics, "--metrics", families=False)
+        api.check_round_metrics(scenario, args.metrics, "--metrics")
     else:
         _metrics(args, scenario)
     precision = _precision(args, [scenario])

@@ -8,6 +8,7 @@ numba kernels, so nothing here is timed; the runs themselves are small.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -111,6 +112,29 @@ class TestOnATwoWorkerCluster:
         assert remote.sums.rounds == ROUNDS
         assert sorted(seen) == sorted(engine.chunk_sizes(ROUNDS))
         assert remote.workers == 2
+
+    def test_fights_on_the_cluster_are_bit_identical_to_local_fights(self, client, capsys):
+        """R8a: a scenario in fights plays its chunks of whole fights as tasks; the sums,
+        the per-round-index sums and so every --by round row equal a local run's."""
+        ambush = SCENARIOS / "ambush.toml"
+        scenario = load_scenario(ambush)
+        k = scenario.fight_rounds
+        seq = np.random.SeedSequence(2026)
+        local = engine.simulate(scenario, ROUNDS, seq, workers=1)
+        seen: list[int] = []
+        remote = engine.simulate(scenario, ROUNDS, seq, scheduler=client, progress=seen.append)
+        assert_same_sums(remote.sums, local.sums)
+        assert remote.sums.rounds == local.sums.rounds == -(-ROUNDS // k) * k
+        for a, b in zip(remote.fights.per_index, local.fights.per_index, strict=True):
+            assert_same_sums(a, b)
+        per = engine.CHUNK_ROUNDS // k * k  # whole fights a chunk
+        assert sorted(seen) == sorted([per, per, remote.sums.rounds - 2 * per])
+        common = ["run", str(ambush), "--rounds", "30000", "--seed", "9", "--by", "round"]
+        rows = []
+        for more in ([], ["--scheduler", client.scheduler.address]):
+            assert main([*common, *more, "--format", "json"]) == 0
+            rows.append(json.loads(capsys.readouterr().out)["rows"])
+        assert rows[0] == rows[1] and {r["level"] for r in rows[0]} >= {"side", "combatant"}
 
     def test_at_most_twice_the_worker_threads_are_in_flight(self, client, monkeypatch):
         submit = client.submit
@@ -274,3 +298,6 @@ def test_scenarios_and_compiled_scenarios_pickle():
         job = engine.prepare(scenario)
         back = pickle.loads(pickle.dumps(job))
         assert back.layout == job.layout and back.system is job.system
+        if scenario.fight_rounds:  # R8a: chunks of fights, compiled twice (the opening)
+            fights = pickle.loads(pickle.dumps(engine.core.prepare_fights(scenario)))
+            assert fights.layout == job.layout and fights.fight_rounds == scenario.fight_rounds

@@ -444,3 +444,42 @@ def test_a_two_round_fight_with_a_stalemate_enumerated_exactly():
         if (str(j), who, count) in rows and "." not in count:
             mean, se = rows[(str(j), who, count)]
             assert abs(mean - float(value)) <= 3.29 * se or (se == 0 and mean == value)
+
+
+def test_run_by_round_reads_sides_and_count_groups_too(tmp_path):
+    """``run --by round``: the side table's metrics per side and round index, the count
+    groups of two or more, then the combatants; csv/md/json hold every level's rows as
+    ``round, level, name, metric, ...`` (a report's rounds.csv), the same numbers as
+    ``Result.round_rows(level)``."""
+    from simkit import api
+    from simkit.output.render import render
+
+    path = tmp_path / "ambush.toml"
+    path.write_text(AMBUSH_TOML.replace('name = "A"', 'name = "A"\ncount = 2'))
+    result = api.run(path, rounds=400, rng=5)
+    doc = json.loads(render("run", result, "json", by="round"))
+    rows = doc["rows"]
+    assert list(rows[0]) == ["round", "level", "name", "metric", "mean", "se", "ci_low", "ci_high"]
+    assert [r["level"] for r in rows] == sorted(
+        (r["level"] for r in rows), key=["side", "group", "combatant"].index
+    )
+    for level in ("side", "group", "combatant"):
+        want = [[x if x == x else None for x in r] for r in result.round_rows(level)]
+        got = [[r["round"], r["name"], r["metric"], r["mean"], r["se"]] for r in rows]
+        assert [g for g, r in zip(got, rows, strict=True) if r["level"] == level] == [
+            w[:5] for w in want
+        ]
+    economy = {(r["round"], r["name"]) for r in rows if r["metric"] == "action_economy"}
+    assert economy == {(j, s) for j in ("1", "2", "fight") for s in ("a", "b")}
+    assert {r["name"] for r in rows if r["level"] == "group"} == {"A", "B"}
+    table = render("run", result, "table", by="round", width=100)
+    assert max(len(line) for line in table.splitlines()) <= 100
+    sides, groups, combatants = (table.index(t) for t in ("Sides:", "Count groups:", "Combatants:"))
+    assert sides < groups < combatants
+    assert "Action economy" in table[sides:groups] and "A 2" in table[combatants:]
+    assert "\nB " not in table[groups:combatants]  # a group of one is its combatant's rows
+    only = _cli("run", str(path), "--rounds", "400", "--by", "round", "--metrics", "action_economy")
+    assert only.returncode == 0, only.stderr
+    assert "Action economy" in only.stdout and "Combatants:" not in only.stdout
+    bad = _cli("run", str(path), "--rounds", "400", "--by", "round", "--metrics", "actoins")
+    assert bad.returncode == 2 and bad.stdout == "" and "'actions'" in bad.stderr

@@ -226,17 +226,68 @@ def test_cli_report_with_a_precision_says_its_rounds(tmp_path, capsys):
     assert (out / "report.html").exists()
 
 
-@pytest.mark.parametrize("command", ["run", "report"])
-def test_a_fight_of_several_rounds_refuses_a_precision(tmp_path, capsys, command):
-    """R8a: blocks of a run to a precision do not hold whole fights yet, so a scenario
-    with fight_rounds refuses --precision in words (exit 2, one line, nothing written)."""
-    ambush = Path(__file__).resolve().parents[1] / "scenarios" / "ambush.toml"
-    assert load_scenario(ambush).fight_rounds
+AMBUSH = ROOT / "scenarios" / "ambush.toml"  # fights of 3 rounds with an opening (R8a)
+
+
+def _same_run(a, b):
+    """Two Results equal bit for bit: every running sum, row and per-round row."""
+    for name in ("s1", "s2", "sl", "sx", "tot"):
+        assert (getattr(a.sums, name) == getattr(b.sums, name)).all(), name
+    assert a.rows == b.rows and a.rounds == b.rounds
+    for level in ("combatant", "side"):
+        assert a.round_rows(level) == b.round_rows(level)
+
+
+def test_a_fight_of_several_rounds_to_a_precision_is_its_rounds_played(small_chunks):
+    """R8a: a run to a precision plays whole fights in blocks of whole chunks of fights
+    (256 // 3 = 85 fights: 255, 510, 1,020 ... rounds), and the result after N rounds is
+    ``--rounds N`` of the same seed bit for bit, whatever block it stopped at, the last
+    one (``--max-rounds``, not a whole chunk) too."""
+    scenario = load_scenario(AMBUSH)
+    assert read_precision("0.05").first_block([scenario]) == 255
+    met = api.run(AMBUSH, rng=9, precision=0.05, workers=2)
+    assert met.stopping.met and met.stopping.blocks >= 2
+    assert met.rounds in block_totals(255, 10**9) and met.rounds % 3 == 0
+    _same_run(met, api.run(AMBUSH, rounds=met.rounds, rng=9, workers=1))
+    capped = api.run(AMBUSH, rng=9, precision=0.0001, max_rounds=1_000, by="side")
+    assert not capped.stopping.met and capped.stopping.blocks == 3  # 255, 510, 1,000
+    assert capped.rounds == capped.stopping.rounds == 1_002  # 334 whole fights
+    _same_run(capped, api.run(AMBUSH, rounds=1_000, rng=9))
+    by_round = api.run(AMBUSH, rng=9, precision=0.05, by="round", metrics=["action_economy"])
+    assert by_round.rounds >= 255 and by_round.stopping.met
+
+
+def test_fight_blocks_ending_inside_a_chunk_keep_sums_and_batches(small_chunks):
+    """Blocks of any totals (a sweep's or a comparison's points with different chunk
+    sizes): a block ending inside a chunk of fights, or inside a batch, is continued by
+    the next, and every block's run, batches included, is ``simulate`` of its rounds."""
+    from simkit import engine
+
+    scenario = load_scenario(AMBUSH)
+    seq = engine.seed_sequence(4)
+    totals = [100, 301, 700, 1_001]
+    blocks = list(engine.play_blocks(scenario, totals, seq, batch_rounds=60))
+    plain = list(engine.play_blocks(scenario, totals, seq, workers=2))
+    for total, raw, unbatched in zip(totals, blocks, plain, strict=True):
+        want = engine.simulate(scenario, total, seq, workers=1, batch_rounds=60)
+        for got in (raw, unbatched):
+            for name in ("s1", "s2", "sl", "sx", "tot"):
+                assert (getattr(got.sums, name) == getattr(want.sums, name)).all()
+            for a, b in zip(got.fights.per_index, want.fights.per_index, strict=True):
+                assert (a.s1 == b.s1).all() and (a.s2 == b.s2).all() and (a.tot == b.tot).all()
+        assert len(raw.batches) == len(want.batches)
+        for a, b in zip(raw.batches, want.batches, strict=True):
+            assert (a.s1 == b.s1).all() and (a.s2 == b.s2).all() and (a.tot == b.tot).all()
+
+
+def test_cli_runs_a_fight_to_a_precision(small_chunks, tmp_path, capsys):
     out = tmp_path / "out"
-    assert main([command, str(ambush), "--precision", "0.01", "--out", str(out)]) == 2
-    captured = capsys.readouterr()
-    assert captured.out == "" and captured.err.count("\n") == 1
-    assert "is played in fights of 3 rounds" in captured.err and "give --rounds" in captured.err
-    assert not out.exists()
-    with pytest.raises(ValueError, match="fights"):
-        api.run(ambush, precision=0.01)
+    args = ["run", str(AMBUSH), "--precision", "0.05", "--seed", "9", "--by", "round"]
+    assert main([*args, "--format", "json", "--out", str(out)]) == 0
+    document = json.loads(capsys.readouterr().out)
+    used = document["parameters"]["precision"]["rounds_used"]
+    assert used == document["parameters"]["rounds"] == 3 * document["parameters"]["fights"]
+    assert json.loads((out / "summary.json").read_text())["rounds"] == used
+    again = ["run", str(AMBUSH), "--rounds", str(used), "--seed", "9", "--by", "round"]
+    assert main([*again, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rows"] == document["rows"]

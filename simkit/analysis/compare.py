@@ -392,7 +392,8 @@ def _compare_to_precision(
             if not unmet:
                 break
     assert comparison is not None
-    stopping = Stopping(precision, total, played, tuple(unmet))
+    rounds = max(comparison.a.rounds, comparison.b.rounds)  # R8a: rounded up to whole fights
+    stopping = Stopping(precision, rounds, played, tuple(unmet))
     return replace(comparison, stopping=stopping)
 
 

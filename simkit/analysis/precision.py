@@ -14,7 +14,11 @@ the quantities that did not meet the precision.
 
 Blocks are whole chunks, and a chunk's rounds draw from the chunk's own key: stopping
 after a block never changes what a round draws, and the result after ``N`` rounds is
-the result of ``--rounds N`` with the same seed, bit for bit.  The same seed and
+the result of ``--rounds N`` with the same seed, bit for bit.  A scenario in fights of
+K rounds (R8a) plays whole fights: its chunks hold whole fights
+(``engine.block_rounds``, 262,143 rounds for K = 3, is then the first block), a block
+of ``N`` rounds plays ``ceil(N / K)`` fights, and the result is again the one of
+``--rounds N``.  The same seed and
 precision give the same rounds and the same result.
 """
 
@@ -28,7 +32,7 @@ import numpy as np
 
 from simkit.analysis.result import Result
 from simkit.digits import parse_number
-from simkit.engine import block_totals, chunk_rounds, play_blocks, seed_value
+from simkit.engine import block_rounds, block_totals, chunk_rounds, play_blocks, seed_value
 from simkit.scenario import Scenario
 
 DEFAULT_MAX_ROUNDS = 10**9
@@ -70,8 +74,12 @@ class Precision:
 
     @staticmethod
     def first_block(scenarios: Iterable[Scenario]) -> int:
-        """The rounds of the first block: one chunk (the largest of ``scenarios``)."""
-        return max(chunk_rounds(s) for s in scenarios)
+        """The rounds of the first block: one chunk (the largest of ``scenarios``); when
+        every one is played in fights (R8a), one chunk of whole fights
+        (``engine.block_rounds``: 262,143 rounds for fights of 3)."""
+        group = list(scenarios)
+        size = block_rounds if all(s.fight_rounds for s in group) else chunk_rounds
+        return max(size(s) for s in group)
 
     def totals(self, scenarios: Iterable[Scenario]) -> list[int]:
         """The round totals after each block (one chunk, doubling, then max_rounds)."""
@@ -162,10 +170,19 @@ def run_quantities(
     result: Any, by: str = "combatant", metrics: Sequence[str] | None = None
 ) -> list[Quantity]:
     """The quantities ``simkit run`` shows (per ``by``; ``metrics`` if given, a family's
-    name meaning its members), each as ``(name, mean, low, high)``."""
+    name meaning its members), each as ``(name, mean, low, high)``; ``by="round"`` (a
+    scenario in fights, R8a): every row of ``run --by round``."""
     from simkit.output.render import expand_metrics
 
     chosen = expand_metrics("run", result, metrics)
+    if by == "round":  # R8a: every row of run --by round (each level, round index, fight)
+        from simkit.output.render import round_level_rows
+
+        return [
+            (f"round {rnd} {level}:{who}.{m}" if who else f"round {rnd} {m}", mean, low, high)
+            for rnd, level, who, m, mean, _, low, high in round_level_rows(result)
+            if chosen is None or m in chosen
+        ]
     rows = list(result.level_rows(by))
     if by == "combatant" and chosen and any("." in m for m in chosen):
         rows = [r for r in result.rows if r[0]]
@@ -232,7 +249,8 @@ def runs_to_precision(
         unmet = precision.unmet(quantities(results))
         if not unmet:
             break
-    stopping = Stopping(precision, total, played, tuple(unmet))
+    # the rounds played: ``total``, or with fights (R8a) rounded up to whole fights
+    stopping = Stopping(precision, max(r.rounds for r in results), played, tuple(unmet))
     return [replace(r, stopping=stopping) for r in results]
 
 

@@ -88,6 +88,15 @@ def chunk_rounds(scenario: Scenario) -> int:
     return CHUNK_ROUNDS
 
 
+def block_rounds(scenario: Scenario) -> int:
+    """The rounds of one chunk as a run plays it: ``chunk_rounds``, or for a scenario
+    with ``fight_rounds`` K the chunk's whole fights (``engine.fights.fight_chunks``:
+    ``chunk_rounds // K`` fights, at least one)."""
+    k = scenario.fight_rounds
+    size = chunk_rounds(scenario)
+    return max(1, size // k) * k if k else size
+
+
 def chunk_sizes(rounds: int, size: int = CHUNK_ROUNDS) -> list[int]:
     full, rest = divmod(rounds, size)
     return [size] * full + ([rest] if rest else [])
@@ -123,6 +132,36 @@ class Job:
         return sums
 
 
+@dataclass(frozen=True)
+class FightJob:
+    """Everything a worker needs to play chunks of fights (R8a, ``engine.fights``): the
+    job, the scenario after its opening compiled (None: as written) and the rounds of a
+    fight; picklable (Dask tasks).  ``play`` takes a number of fights."""
+
+    job: Job
+    later: Any
+    fight_rounds: int
+
+    @property
+    def layout(self) -> Layout:
+        return self.job.layout
+
+    def play(self, key: np.ndarray, n_fights: int, first_fight: int = 0) -> tuple[Sums, Any]:
+        from simkit.engine.fights import play_fights
+
+        job = self.job
+        return play_fights(
+            job.system,
+            job.compiled,
+            self.later,
+            job.layout,
+            key,
+            n_fights,
+            self.fight_rounds,
+            first_fight=first_fight,
+        )
+
+
 Pairs = tuple[tuple[int, int], ...] | Callable[[Layout], tuple[tuple[int, int], ...]]
 
 
@@ -134,6 +173,15 @@ def prepare(scenario: Scenario, pairs: Pairs = ()) -> Job:
         pairs = pairs(layout_for(scenario))
     layout = layout_for(scenario, pairs)
     return Job(system, system.compile(scenario, layout), layout)
+
+
+def prepare_fights(scenario: Scenario, pairs: Pairs = ()) -> FightJob:
+    """``prepare`` of a scenario with ``fight_rounds``: compiled as written (a fight's
+    first round) and after its opening (``System.after_opening``; the other rounds)."""
+    job = prepare(scenario, pairs)
+    after = job.system.after_opening(scenario)
+    later = None if after is None else job.system.compile(after, job.layout)
+    return FightJob(job, later, scenario.fight_rounds)
 
 
 def simulate(
@@ -163,7 +211,17 @@ def simulate(
         raise ValueError(f"workers must be >= 1, got {workers}")
     if scenario.fight_rounds:
         if scheduler is not None:
-            raise ValueError("a scenario with fight_rounds (R8a) runs on this machine")
+            if batch_rounds:
+                raise ValueError("batch_rounds cannot be combined with a scheduler")
+            from simkit.engine.distributed import simulate_distributed
+            from simkit.engine.fights import fight_chunks, fight_count
+
+            k = scenario.fight_rounds
+            fights = fight_chunks(fight_count(rounds, k), k, chunk_rounds(scenario))
+            fight_job = prepare_fights(scenario, pairs)
+            return simulate_distributed(
+                fight_job, fights, seq, scheduler, workers=workers, progress=progress
+            )
         return _simulate_fights(scenario, rounds, seq, workers, progress, pairs, batch_rounds)
     sizes = chunk_sizes(rounds, chunk_rounds(scenario))
     job = prepare(scenario, pairs)
@@ -277,9 +335,11 @@ def play_blocks(
     chunks ``totals[b-1] / chunk`` onwards, each from its own key as ever: the RawRun
     after a block equals ``simulate(scenario, totals[b], seq, ...)`` bit for bit, and
     stopping after any block never changes what a round draws.  With ``batch_rounds``
-    the batches are kept as :func:`simulate` keeps them (single-threaded)."""
-    if scenario.fight_rounds:  # api.read_precision refuses it first, in words
-        raise ValueError("blocks of a run to a precision do not hold whole fights (R8a)")
+    the batches are kept as :func:`simulate` keeps them (single-threaded).  A scenario
+    with ``fight_rounds`` plays whole fights (``_play_fight_blocks``: any totals)."""
+    if scenario.fight_rounds:
+        yield from _play_fight_blocks(scenario, totals, seq, workers, progress, batch_rounds, pairs)
+        return
     workers = workers or default_workers()
     size = chunk_rounds(scenario)
     job = prepare(scenario, pairs)
@@ -398,3 +458,96 @@ def _simulate_fights(
             pool.shutdown(wait=False, cancel_futures=True)
     elapsed = time.perf_counter() - start
     return RawRun(job.layout, total, elapsed, workers, batches, fights=fights)
+
+
+def _copy_fights(fights: Any) -> Any:
+    from simkit.engine.fights import FightSums
+
+    return FightSums(fights.fight_rounds, [_copy(s) for s in fights.per_index])
+
+
+def _play_fight_blocks(
+    scenario: Scenario,
+    totals: list[int],
+    seq: np.random.SeedSequence,
+    workers: int | None,
+    progress: Callable[[int], None] | None,
+    batch_rounds: int | None,
+    pairs: Pairs,
+) -> Iterator[RawRun]:
+    """``play_blocks`` of a scenario with ``fight_rounds`` K (R8a): after each block, the
+    run of ``totals[b]`` rounds, i.e. ``fight_count(totals[b], K)`` whole fights.
+
+    The fights lie in chunks as ``_simulate_fights`` lays them (``fight_chunks``: fight
+    ``f`` is fight ``f mod per`` of chunk ``f // per``, ``per`` fights a chunk), so a
+    block plays fights ``done .. end`` where they lie, each from its chunk's key and
+    carry 0 (``play_fights(first_fight=...)``): integer sums, the same as the run of
+    ``totals[b]`` rounds bit for bit wherever a block ends (with totals from
+    ``block_rounds``, every block but the last is whole chunks).  With ``batch_rounds``
+    the batches are those of ``simulate``: ``batch_rounds // K`` fights from the start of
+    each chunk, a batch cut by a block's end completed by the next block."""
+    from simkit.engine.fights import FightSums, fight_count
+
+    workers = workers or default_workers()
+    k = scenario.fight_rounds
+    per = max(1, chunk_rounds(scenario) // k)
+    job = prepare_fights(scenario, pairs)
+    total = job.layout.new_sums()
+    fights = FightSums(k, [job.layout.new_sums() for _ in range(k)])
+    batches: list[Sums] = []
+    start = time.perf_counter()
+    done = 0  # fights played
+
+    def play(piece: tuple[int, int, int]) -> tuple[Sums, Any]:
+        c, lo, n = piece
+        return job.play(chunk_state(seq, c), n, first_fight=lo)
+
+    def take(part: tuple[Sums, Any], n: int) -> None:
+        total.add(part[0])
+        fights.add(part[1])
+        if progress:
+            progress(n * k)
+
+    for end_rounds in totals:
+        end = fight_count(end_rounds, k)
+        pieces = []  # (chunk, first fight in it, fights)
+        f = done
+        while f < end:
+            c = f // per
+            n = min(end, (c + 1) * per) - f
+            pieces.append((c, f - c * per, n))
+            f += n
+        if batch_rounds:
+            per_batch = max(1, batch_rounds // k)
+            for c, lo, n in pieces:
+                f0 = lo
+                while f0 < lo + n:
+                    m = min(per_batch - f0 % per_batch, lo + n - f0)
+                    part = play((c, f0, m))
+                    take(part, m)
+                    if f0 % per_batch:  # the rest of a batch cut by the last block's end
+                        joined = _copy(batches[-1])
+                        joined.add(part[0])
+                        batches[-1] = joined
+                    else:
+                        batches.append(part[0])
+                    f0 += m
+        elif workers == 1 or len(pieces) == 1:
+            for piece in pieces:
+                take(play(piece), piece[2])
+        else:
+            pool = ThreadPoolExecutor(max_workers=workers)
+            try:
+                for part, piece in zip(pool.map(play, pieces), pieces, strict=True):
+                    take(part, piece[2])
+            finally:
+                pool.shutdown(wait=False, cancel_futures=True)
+        done = max(done, end)
+        yield RawRun(
+            job.layout,
+            _copy(total),
+            time.perf_counter() - start,
+            1 if batch_rounds else workers,
+            list(batches) if batch_rounds else None,
+            fights=_copy_fights(fights),
+        )

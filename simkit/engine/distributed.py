@@ -7,7 +7,10 @@ task that gets the compiled scenario, the chunk's key ``chunk_state(seq, k)`` (i
 SeedSequence child) and its size, and returns the chunk's integer :class:`Sums`, never
 per-round data.  The client adds every chunk's sums exactly once, keyed by ``k``;
 integer addition makes the order irrelevant, so the result is bit-identical to a local
-run with the same seed, whatever the number of Dask workers.
+run with the same seed, whatever the number of Dask workers.  A scenario in fights
+(R8a) is a :class:`~simkit.engine.core.FightJob`: its tasks are the chunks of whole
+fights of ``engine.fights.fight_chunks``, each returning its sums and its sums per
+round index of a fight.
 
 A worker lost mid-run loses nothing: Dask recomputes the tasks it was running or held
 the results of (the task description, not the worker, holds the chunk's key), and a
@@ -33,8 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from simkit.engine.core import Job, RawRun, default_workers
-from simkit.metrics import Sums
+from simkit.engine.core import FightJob, Job, RawRun, default_workers
 from simkit.systems.stream import chunk_state
 
 LOCAL = "local"
@@ -139,13 +141,14 @@ def connect(scheduler: Any, workers: int | None = None) -> Iterator[Any]:
         yield client
 
 
-def play_chunk(job: Job, key: np.ndarray, size: int) -> Sums:
-    """One task: play ``size`` rounds of the chunk with key ``key``; its running sums."""
+def play_chunk(job: Job | FightJob, key: np.ndarray, size: int) -> Any:
+    """One task: play ``size`` rounds of the chunk with key ``key``; its running sums
+    (a FightJob: ``size`` fights; its sums and per-round-index sums)."""
     return job.play(key, size)
 
 
 def simulate_distributed(
-    job: Job,
+    job: Job | FightJob,
     sizes: list[int],
     seq: np.random.SeedSequence,
     scheduler: Any,
@@ -154,6 +157,8 @@ def simulate_distributed(
     progress: Callable[[int], None] | None = None,
 ) -> RawRun:
     """Play the chunks ``sizes`` of a compiled ``job`` on a Dask cluster; merged sums.
+    A :class:`FightJob` (a scenario in fights, R8a) has chunks of ``sizes`` fights, as
+    ``engine.fights.fight_chunks`` cuts them, and merges their per-round-index sums too.
 
     ``workers`` is the number of worker processes of a ``"local"`` cluster and is
     otherwise unused (the cluster decides).  ``progress`` is called with the rounds of
@@ -169,13 +174,15 @@ def _threads(client: Any) -> int:
 
 def _simulate_on(
     client: Any,
-    job: Job,
+    job: Job | FightJob,
     sizes: list[int],
     seq: np.random.SeedSequence,
     progress: Callable[[int], None] | None,
 ) -> RawRun:
     distributed = import_distributed()
-    rounds = sum(sizes)
+    unit = getattr(job, "fight_rounds", 1)  # rounds per unit of ``sizes``: fights (R8a)
+    fights: Any = None
+    rounds = sum(sizes) * unit
     total = job.layout.new_sums()
     added = [False] * len(sizes)
     run_id = uuid.uuid4().hex
@@ -208,12 +215,18 @@ def _simulate_on(
             if added[k]:  # cannot happen: each chunk's future is yielded once
                 raise RuntimeError(f"chunk {k} finished twice")
             added[k] = True
+            if isinstance(job, FightJob):
+                sums, part = sums
+                if fights is None:
+                    fights = part
+                else:
+                    fights.add(part)
             total.add(sums)
             if progress:
-                progress(sizes[k])
+                progress(sizes[k] * unit)
     finally:
         if pending:
             client.cancel(list(pending))
     if not all(added) or total.rounds != rounds:
         raise RuntimeError(f"distributed run added {total.rounds} rounds, expected {rounds}")
-    return RawRun(job.layout, total, time.perf_counter() - start, threads)
+    return RawRun(job.layout, total, time.perf_counter() - start, threads, fights=fights)

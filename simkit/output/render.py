@@ -106,9 +106,17 @@ def _run(result: Any, view: View) -> Tidy:
     )
 
 
+def round_level_rows(result: Any) -> list[list[Any]]:
+    """``run --by round``'s tidy rows: per round index of a fight and per fight, every
+    side's metrics, then every count group's, then every combatant's (and the
+    scenario's, name ``""``), as ``[round, level, name, metric, mean, se, ci_low,
+    ci_high]`` (the columns of a report's rounds.csv)."""
+    return [[r[0], level, *r[1:]] for level in ROUND_LEVELS for r in result.round_rows(level)]
+
+
 def _run_by_round(result: Any, view: View) -> Tidy:
-    """``run --by round``: every combatant's metrics (and the scenario's) per round index
-    of a fight, then per fight (``Result.round_rows``)."""
+    """``run --by round``: every side's, group's and combatant's metrics (and the
+    scenario's) per round index of a fight, then per fight (``Result.round_rows``)."""
     chosen = set(view.metrics) if view.metrics else None
     scenario = result.scenario
     return Tidy(
@@ -124,15 +132,18 @@ def _run_by_round(result: Any, view: View) -> Tidy:
             "by": ROUND,
             "metrics": list(view.metrics) if view.metrics else None,
         },
-        [ROUND, "combatant", "metric", *STATS],
-        [list(r) for r in result.round_rows() if chosen is None or r[2] in chosen],
+        [ROUND, "level", "name", "metric", *STATS],
+        [r for r in round_level_rows(result) if chosen is None or r[3] in chosen],
         [result.fights.rounds_note, ROUND_NOTE],
     )
 
 
+ROUND_LEVELS = ("side", "group", "combatant")  # ``--by round``: its rows, in this order
 ROUND_NOTE = (
     'round: the round index within a fight (1 = the opening); "fight": the totals of a '
-    "fight (a probability summed over its rounds: the expected number of such rounds)"
+    "fight (a probability summed over its rounds: the expected number of such rounds); "
+    "level: side (its members' counts summed, probabilities as any member), group (a "
+    "count group) or combatant (name empty: the scenario's metrics)"
 )
 
 

@@ -219,17 +219,59 @@ def wrap(text: str, width: int = WIDTH, bullet: str = "") -> list[str]:
 
 
 def round_table(result: Any, *, metrics: Sequence[str] | None = None, width: int = WIDTH) -> str:
-    """``simkit run --by round``: a row per combatant and metric, a column per round index
-    of a fight (R8a) and one for the fight's totals."""
-    rows = result.round_rows()
+    """``simkit run --by round``: a column per round index of a fight (R8a) and one for
+    the fight's totals; a row per side and metric (with two or more sides: the side
+    table's metrics, ``RUN_SIDE_METRICS``), per count group of two or more and metric
+    (the same metrics), then per combatant and metric (every metric).  With ``metrics``
+    every level shows those of them it has."""
+    sides = result.layout.level_names("side")
+    groups = list(result.layout.groups)
+    levels = [
+        ("side", "Sides", len(sides) >= 2, RUN_SIDE_METRICS),
+        ("group", "Count groups", len(groups) > len(set(groups)), RUN_SIDE_METRICS),
+        ("combatant", "Combatants", True, None),
+    ]
+    blocks: list[tuple[str, list[str]]] = []
+    shown: set[str] = set()
+    for level, title, wanted, default in levels:
+        if not (wanted or metrics):
+            continue
+        rows = result.round_rows(level)
+        if level == "group":  # a group of one combatant is its combatant's rows
+            rows = [r for r in rows if groups.count(r[1]) > 1]
+        available = list(dict.fromkeys(r[2] for r in rows))
+        chosen = [m for m in (metrics or default or available) if m in available]
+        if chosen:
+            shown.update(chosen)
+            blocks.append((title, _round_grid(rows, level, chosen, width)))
+    missing = [m for m in metrics or () if m not in shown]
+    if missing:
+        raise KeyError(f"no metric {missing[0]!r} per round here")
+    text: list[str] = []
+    for title, lines in blocks:
+        text += (["", f"{title}:"] if text else [f"{title}:"]) if len(blocks) > 1 else []
+        text += lines
+    text += ["", result.fights.rounds_note]
+    text.append(
+        "round k: the metric in the k-th round of a fight; per fight: summed over the fight's "
+        "rounds (a probability becomes the expected number of such rounds); a side's or "
+        "group's counts are its members' summed, its probabilities any member's; ± is the "
+        "95% interval half-width, fights being the independent units"
+    )
+    return "\n".join(fit(text, width))
+
+
+def _round_grid(
+    rows: Sequence[Sequence[Any]], level: str, chosen: Sequence[str], width: int
+) -> list[str]:
+    """Round rows ``(round, who, metric, mean, se, ...)`` of ``chosen`` metrics: a row per
+    (who, metric), metric by metric, a column per round index and one per fight."""
     rounds = list(dict.fromkeys(r[0] for r in rows))
     per: dict[tuple[str, str], dict[str, tuple[float, float]]] = {}
-    for rnd, who, m, mean, se, _, _ in rows:
-        per.setdefault((who, m), {})[rnd] = (mean, se)
-    available = list(dict.fromkeys(m for _, m in per))
-    chosen = pick_metrics(available, metrics)
-    keys = [(who, m) for who, m in per if m in chosen]
-    keys.sort(key=lambda k: chosen.index(k[1]))
+    for rnd, who, m, mean, se, *_ in rows:
+        if m in chosen:
+            per.setdefault((who, m), {})[rnd] = (mean, se)
+    keys = sorted(per, key=lambda k: chosen.index(k[1]))
     header = [f"round {r}" if r.isdigit() else "per fight" for r in rounds]
 
     def shown(m: str, rnd: str, mean: float, se: float) -> str:
@@ -239,14 +281,7 @@ def round_table(result: Any, *, metrics: Sequence[str] | None = None, width: int
 
     body = [[shown(m, r, *per[(who, m)][r]) for r in rounds] for who, m in keys]
     key_rows = [[who or "(scenario)", header_of(m).removesuffix(" %")] for who, m in keys]
-    text = grid(["combatant", "metric"], key_rows, header, body, width)
-    text += ["", result.fights.rounds_note]
-    text.append(
-        "round k: the metric in the k-th round of a fight; per fight: summed over the fight's "
-        "rounds (a probability becomes the expected number of such rounds); ± is the 95% "
-        "interval half-width, fights being the independent units"
-    )
-    return "\n".join(fit(text, width))
+    return grid([level, "metric"], key_rows, header, body, width)
 
 
 def fit(lines: list[str], width: int = WIDTH) -> list[str]:
