@@ -1001,6 +1001,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         return _compare_many(args, [args.scenario, *others])
     scenario = validate(args.scenario)
     other = validate(others[0]) if others else None
+    if other is not None and other.fight_rounds != scenario.fight_rounds:
+        # R8a: different fights see different dice round by round: side by side, unpaired
+        return _compare_many(args, [args.scenario, *others])
     if args.changes is not None:
         api.check_set(scenario, args.changes, "--set")  # checked before anything runs
     out = _out_dir(args.out)

@@ -483,3 +483,24 @@ def test_run_by_round_reads_sides_and_count_groups_too(tmp_path):
     assert "Action economy" in only.stdout and "Combatants:" not in only.stdout
     bad = _cli("run", str(path), "--rounds", "400", "--by", "round", "--metrics", "actoins")
     assert bad.returncode == 2 and bad.stdout == "" and "'actions'" in bad.stderr
+
+
+def test_files_with_other_fights_compare_unpaired(capsys):
+    """R8a: a scenario in fights and the same fight without (or with another length) do
+    not see the same dice round by round: `simkit compare A B` compares them side by side,
+    unpaired, and says why; the paired API refuses in words."""
+    from pathlib import Path
+
+    import simkit
+    from simkit import api
+    from simkit.cli import main
+
+    root = Path(__file__).resolve().parents[1] / "scenarios"
+    a, b = root / "revision_2" / "ambush.toml", root / "ambush.toml"
+    assert main(["compare", str(a), str(b), "--by", "side", "--rounds", "262144"]) == 0
+    out = capsys.readouterr().out
+    assert "unpaired (other fights): independent intervals" in out
+    with pytest.raises(ScenarioError, match="needs the same fights in A and B"):
+        simkit.compare(a, b, rounds=2000)
+    side = api.compare_many([a, b], rounds=2000)
+    assert side.paired[1] is False

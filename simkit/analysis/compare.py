@@ -294,6 +294,13 @@ def compare(
             f"{scenario_b.source}: compare needs the same combatant names in A and B; "
             f"only in A: {', '.join(only_a) or 'none'}; only in B: {', '.join(only_b) or 'none'}"
         )
+    if scenario_a.fight_rounds != scenario_b.fight_rounds:
+        raise ScenarioError(
+            f"{scenario_b.source}: a paired comparison needs the same fights in A and B "
+            f"(fight_rounds {scenario_a.fight_rounds or 'absent'} and "
+            f"{scenario_b.fight_rounds or 'absent'}): their rounds do not see the same dice; "
+            "simkit.api.compare_many([A, B]) compares them unpaired (simkit compare A B does)"
+        )
     seq = seed_sequence(scenario_a.seed if rng is None else rng)
     seed = seed_value(seq)
     lock = Lock()
@@ -663,8 +670,10 @@ class SideBySide:
 
 def pairable(a: Scenario, b: Scenario) -> bool:
     """True if runs of ``a`` and ``b`` with the same seed and rounds are paired (common
-    random numbers mean the same dice): the same system and combatant names."""
-    return a.system == b.system and a.names == b.names
+    random numbers mean the same dice): the same system and combatant names, and the
+    same ``fight_rounds`` (R8a: fights are cut into chunks of whole fights, so a round's
+    dice depend on the fight length)."""
+    return a.system == b.system and a.names == b.names and a.fight_rounds == b.fight_rounds
 
 
 def compare_many(

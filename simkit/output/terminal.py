@@ -555,11 +555,7 @@ def side_by_side_table(side: Any, rows: Any, *, by: str = "combatant", width: in
                 ", paired with A"
                 if side.paired[k]
                 else ", unpaired ("
-                + (
-                    "another system"
-                    if result.scenario.system != side.results[0].scenario.system
-                    else "other combatants"
-                )
+                + _unpaired_reason(result.scenario, side.results[0].scenario)
                 + "): independent intervals"
             )
         system = result.scenario.system
@@ -725,6 +721,15 @@ def policies_table(search: Any, *, width: int = WIDTH) -> str:
         "interval half-width"
     )
     return "\n".join(fit(lines, width))
+
+
+def _unpaired_reason(s: Any, a: Any) -> str:
+    """Why B cannot be paired with A (analysis.compare.pairable)."""
+    if s.system != a.system:
+        return "another system"
+    if s.fight_rounds != a.fight_rounds:  # R8a: rounds are cut into other fights
+        return "other fights"
+    return "other combatants"
 
 
 def guard_gain_lines(search: Any, width: int | None = None) -> list[str]:
