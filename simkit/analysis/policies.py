@@ -454,12 +454,19 @@ def _guard_gains(
     """For every best value that changes whom a guard protects (or how), the attacks
     each ally it guards in either profile is left unanswered and answered only hastily:
     best value minus as written, paired on the same dice (analysis.compare's
-    ``guard_changes`` says which guards and allies)."""
+    ``guard_changes`` says which guards and allies).  A ``count`` group of allies is one
+    row (its members summed), and so is a count group of guards, so that a fight of
+    hundreds costs a few estimates per choice, not one per guard and ally."""
     from simkit.analysis.compare import guard_changes
     from simkit.analysis.objectives import Term
     from simkit.analysis.targets import Ref
-    from simkit.metrics import COMBATANT
+    from simkit.metrics import COMBATANT, GROUP
 
+    scenario = runs.scenario
+    by_name = {c.name: c for c in scenario.combatants}
+    sizes: dict[str, int] = {}
+    for c in scenario.combatants:
+        sizes[c.group] = sizes.get(c.group, 0) + 1
     out: list[GuardGain] = []
     for ch in choices:
         value, _ = ch.best
@@ -470,14 +477,22 @@ def _guard_gains(
         changes = guard_changes(runs.scenario_of(written), runs.scenario_of(best_profile))
         if not changes:
             continue
-        base, best = runs.runs([written, best_profile])
+        guards = list(dict.fromkeys(by_name[g.guard].group for g in changes))
+        guard = ", ".join(guards)
+        allies: dict[tuple[str, str], str] = {}  # (level, name) -> its words
         for g in changes:
             for ally in g.allies:
-                for m in GUARD_METRICS:
-                    o = Objective((Term(1.0, Ref(COMBATANT, ally, m)),), f"{ally}.{m}", m, c.side)
-                    out.append(
-                        GuardGain(c.group, c.field, value, g.guard, ally, m, o.evaluate(base, best))
-                    )
+                group = by_name[ally].group
+                if sizes[group] > 1:
+                    allies.setdefault((GROUP, group), f"{group} ×{sizes[group]}")
+                else:
+                    allies.setdefault((COMBATANT, ally), ally)
+        base, best = runs.runs([written, best_profile])
+        for (level, name), words in allies.items():
+            for m in GUARD_METRICS:
+                o = Objective((Term(1.0, Ref(level, name, m)),), f"{name}.{m}", m, c.side)
+                gain = o.evaluate(base, best)
+                out.append(GuardGain(c.group, c.field, value, guard, words, m, gain))
     return tuple(out)
 
 
