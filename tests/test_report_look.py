@@ -151,9 +151,13 @@ def test_an_economy_of_zero_keeps_the_axis_linear():
     fig = _plain(4, 3)
     ax = fig.subplots()
     ax.plot([1, 2, 3], [0.0, 0.5, 1.5])
-    _log_axis(ax)
-    assert ax.get_yscale() == "linear"
+    assert _log_axis(ax) is False and ax.get_yscale() == "linear"
     ax2 = fig.subplots()
     ax2.plot([1, 2, 3], [0.2, 0.5, 1.5])
-    _log_axis(ax2)
-    assert ax2.get_yscale() == "log"
+    assert _log_axis(ax2) and ax2.get_yscale() == "log"
+    # a linear axis whose margin reaches below 0 although every value is above it (the
+    # travellers' sweep of ambush: 0.19 to 4.4) still gets its log scale
+    ax3 = fig.subplots()
+    ax3.plot([1, 2, 3, 4, 5], [0.1864, 0.6, 1.45, 2.7, 4.45])
+    assert ax3.get_ylim()[0] < 0
+    assert _log_axis(ax3) and ax3.get_yscale() == "log"

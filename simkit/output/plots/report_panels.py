@@ -297,13 +297,15 @@ def line_panels(
     for k, p in enumerate(panels):
         ax = axes[k // ncols][k % ncols]
         lines(ax, p["xs"], p["series"], p["metric"])
-        if p.get("log"):
-            _log_axis(ax)
+        logged = _log_axis(ax) if p.get("log") else False
         if p.get("hline") is not None:
             ax.axhline(p["hline"][0], color="0.25", lw=0.9, ls=":")
         ax.set_xticks(p["xs"], p["xlabels"])
         label_x(ax, p["xtitle"])
-        label_y(ax, p.get("ylabel") or axis_label(p["metric"]))
+        ylabel = p.get("ylabel") or axis_label(p["metric"])
+        if p.get("log") and not logged:  # a value at or below 0: the axis stayed linear
+            ylabel = ylabel.replace(" (log scale)", "")
+        label_y(ax, ylabel)
         panel_title(ax, p.get("title", title_of(p["metric"])))
     for k in range(len(panels), nrows * ncols):
         axes[k // ncols][k % ncols].set_visible(False)
@@ -321,16 +323,20 @@ def line_panels(
     return fig
 
 
-def _log_axis(ax: Axes) -> None:
+def _log_axis(ax: Axes) -> bool:
     """A log y axis with plain tick labels (0.2, 0.5, 1, 2, 5) instead of powers of 10;
-    the axis stays linear when it shows a value at or below 0 (a side without actions has
-    an action economy of 0), which no log axis can show."""
+    False (the axis stays linear) when a line has a value at or below 0 (a side without
+    actions has an action economy of 0), which no log axis can show."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-    if not ax.get_ylim()[0] > 0:
-        return
+    values = [float(y) for line in ax.get_lines() for y in line.get_ydata()]
+    if any(y <= 0 for y in values if math.isfinite(y)):
+        return False
     ax.set_yscale("log")
     low, high = ax.get_ylim()
+    if not low > 0:  # a band reaching below 0 (the lines are all above it)
+        low = min(y for y in values if math.isfinite(y)) / 2
+        ax.set_ylim(low, high)
     ticks = [
         m * 10.0**e
         for e in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
@@ -340,6 +346,7 @@ def _log_axis(ax: Axes) -> None:
     ax.yaxis.set_major_locator(FixedLocator(ticks))
     ax.yaxis.set_minor_locator(NullLocator())
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    return True
 
 
 def side_handles(
