@@ -307,6 +307,12 @@ class Sensitivity:
     variants: tuple[Variant, ...] = field(default=(), repr=False, compare=False)
 
     @property
+    def rows(self) -> pd.DataFrame:
+        """``table``'s columns that sensitivity.csv and ``--format csv|md|json`` show
+        (``COLUMNS``: the knob, the change, the measure and its paired difference)."""
+        return self.table[COLUMNS]
+
+    @property
     def knobs(self) -> list[str]:
         """The knobs, largest first."""
         return list(dict.fromkeys(self.table.knob))

@@ -342,26 +342,8 @@ SIDE_NOTE = (
 )
 
 
-SENSITIVITY_COLUMNS = [
-    "rank",
-    "knob",
-    "kind",
-    "who",
-    "field",
-    "as_written",
-    "changed_to",
-    "measure",
-    "value_as_written",
-    "value_changed",
-    "difference",
-    "se_paired",
-    "ci_low",
-    "ci_high",
-]
-
-
 def _sensitivity(s: Any, view: View) -> Tidy:
-    columns, rows = _frame(s.table[SENSITIVITY_COLUMNS])
+    columns, rows = _frame(s.rows)
     return Tidy(
         "sensitivity",
         {

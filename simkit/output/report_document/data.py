@@ -60,24 +60,6 @@ def sweep_table(data: ReportData) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-SENSITIVITY_COLUMNS = [
-    "rank",
-    "knob",
-    "kind",
-    "who",
-    "field",
-    "as_written",
-    "changed_to",
-    "measure",
-    "value_as_written",
-    "value_changed",
-    "difference",
-    "se_paired",
-    "ci_low",
-    "ci_high",
-]
-
-
 def csv_tables(data: ReportData) -> dict[str, pd.DataFrame]:
     """The data tables of a report, by file name."""
     table = data.result.table
@@ -96,7 +78,7 @@ def csv_tables(data: ReportData) -> dict[str, pd.DataFrame]:
     if data.tuning is not None:
         out["tune.csv"] = data.tuning.table
     if data.sensitivity is not None:
-        out["sensitivity.csv"] = data.sensitivity.table[SENSITIVITY_COLUMNS]
+        out["sensitivity.csv"] = data.sensitivity.rows
     if getattr(data.result, "fights", None) is not None:  # R8a: per round of a fight
         rows = [(*r[:1], "combatant", *r[1:]) for r in data.result.round_rows("combatant")]
         rows += [(*r[:1], "side", *r[1:]) for r in data.result.round_rows("side")]
