@@ -280,10 +280,7 @@ def read_grid(
                 "with vary = [...] in the scenario file"
             )
         vary, where = file_vary, f"{scenario.source}: sweep.vary"
-    axes = parse_vary(scenario, vary, where)
-    if most is not None and len(axes) > most:
-        words = "one or two" if most == 2 else f"at most {most}"
-        raise ScenarioError(f"{label}: {what} varies {words} fields, got {len(axes)}")
+    axes = parse_vary(scenario, vary, where, most=most, what=what)
     points = len(grid_scenarios(scenario, axes, where))
     return Grid(vary, tuple(axes), points, file_rounds)
 

@@ -732,3 +732,22 @@ def test_r7a_named_guards_load_and_edit(tmp_path):
     assert never.combatants[0]["guard_mode"] == "backup"
     back = apply_set(s, {"Hero.guard": ["Mira"]})
     assert back.combatants[0]["guard"] == ("Mira",)
+
+
+def test_the_number_of_varied_fields_is_checked_where_the_specs_are_read():
+    """tune and report vary at most two fields: ``parse_vary``'s ``most`` is the one check
+    (api.read_grid and the report's plan both call it), with the same words for both."""
+    from simkit.analysis.report_runs import plan
+    from simkit.api import read_grid
+    from simkit.scenario import parse_vary
+
+    scenario = load_scenario(Path(__file__).parent.parent / "scenarios" / "party_vs_wolves.toml")
+    three = ["Wolf.readiness=1,2", "Gunnar.readiness=1,2", "Leif.readiness=1,2"]
+    assert len(parse_vary(scenario, three)) == 3  # no bound: a sweep takes three
+    assert len(parse_vary(scenario, three[:2], most=2)) == 2
+    with pytest.raises(ScenarioError, match=r"^vary: a report varies one or two fields, got 3$"):
+        parse_vary(scenario, three, most=2, what="a report")
+    with pytest.raises(ScenarioError, match=r"^vary: tune varies one or two fields, got 3$"):
+        read_grid(scenario, three, most=2, what="tune")
+    with pytest.raises(ScenarioError, match=r"^--vary: a report varies one or two fields, got 3$"):
+        plan(scenario, 1000, three, None, ("--vary", "--target"))

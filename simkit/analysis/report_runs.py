@@ -288,9 +288,7 @@ def plan(
         from simkit.scenario import grid_scenarios, parse_vary
 
         vary_specs = (vary,) if isinstance(vary, str) else tuple(vary)
-        axes = parse_vary(scenario, list(vary_specs), labels[0])
-        if len(axes) > 2:
-            raise ScenarioError(f"{labels[0]}: a report varies one or two fields, got {len(axes)}")
+        axes = parse_vary(scenario, list(vary_specs), labels[0], most=2, what="a report")
         grid = len(grid_scenarios(scenario, axes, labels[0]))
         if target is not None:
             from simkit.analysis.targets import parse_target

@@ -277,8 +277,19 @@ def apply_set(
     return apply_assignments(scenario, assignments, label)
 
 
-def parse_vary(scenario: Scenario, vary: VarySpec, label: str = "vary") -> list[Axis]:
-    """Read and check sweep specs; one :class:`Axis` per varied field, in the given order."""
+def parse_vary(
+    scenario: Scenario,
+    vary: VarySpec,
+    label: str = "vary",
+    *,
+    most: int | None = None,
+    what: str = "a sweep",
+) -> list[Axis]:
+    """Read and check sweep specs; one :class:`Axis` per varied field, in the given order.
+
+    ``most`` bounds the number of varied fields (tune and report: 2); the message names
+    ``what`` varies them ("a report varies one or two fields, got 3")."""
+    varier = what
     if isinstance(vary, str):
         vary = [vary]
     items: list[tuple[str, str, str, str, Any]] = []
@@ -309,6 +320,9 @@ def parse_vary(scenario: Scenario, vary: VarySpec, label: str = "vary") -> list[
         seen[what] = origin
         values = _values(raw, spec, what, origin, target)
         axes.append(Axis(target, name, tuple(values), written))
+    if most is not None and len(axes) > most:
+        words = "one or two" if most == 2 else f"at most {most}"
+        raise ScenarioError(f"{label}: {varier} varies {words} fields, got {len(axes)}")
     points = 1
     for axis in axes:
         points *= len(axis.values)
