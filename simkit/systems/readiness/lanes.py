@@ -79,7 +79,10 @@ LANES = 128  # rounds side by side (a block); the counts array has at least as m
 ULANES = np.uint64(LANES)
 LANE_WORDS = 4  # stream outputs a lane holds: 32 byte draws
 # rows of the per-lane arrays (unsigned: the index arithmetic needs no fix-up)
-(ROW0, ROW1, ROW2, ROW3, ROW4, ROW5, ROW6, ROW7) = (np.uint64(k * LANES) for k in range(8))
+(ROW0, ROW1, ROW2, ROW3, ROW4, ROW5, ROW6, ROW7, ROW8, ROW9) = (
+    np.uint64(k * LANES) for k in range(10)
+)
+S_ROWS = 10  # rows of the per-lane scalars ``S``
 LANE_BYTES = 8 * LANE_WORDS
 MAX_LANE_COMBATANTS = 8
 MAX_LANE_DICE = 24  # dice a round: more would outrun the lane's bytes too often
@@ -186,6 +189,23 @@ def _byte(WD, b, p):
 
 
 @njit(**HOT)
+def _limit(t):
+    """stream.BYTE_LIMIT[t] for 0 <= t <= MAX_LANE_COMBATANTS, by selects (no gather)."""
+    odd = (t == 3) | (t == 5)
+    return np.int64(252) if (t == 6) | (t == 7) else (np.int64(255) if odd else np.int64(256))
+
+
+@njit(**HOT)
+def _below_small(x, t):
+    """``x % t`` for a byte x and 1 <= t <= MAX_LANE_COMBATANTS (stream.below's
+    reciprocal, chosen by selects: no division, no gather); 0 for t = 0."""
+    r = np.int64(0)
+    for k in range(1, MAX_LANE_COMBATANTS + 1):
+        r = (x - ((x * RECIPROCAL[k]) >> 32) * k) if t == k else r
+    return r
+
+
+@njit(**HOT)
 def _top(pool):
     """rules.top: the highest face of a pool, 0 if empty."""
     return (71 - leading_zeros(pool)) >> 3
@@ -208,6 +228,7 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
     per combatant and lane its pool, rank bits, first step, attacked flag, packed counts
     and R3 key.  Leaves in ``S[0]`` 1 where the lane's round was played exactly."""
     OK, POS, STEP, BEST, ACT, CONT, CLS, AUX = ROW0, ROW1, ROW2, ROW3, ROW4, ROW5, ROW6, ROW7
+    SHR, MR = ROW8, ROW9  # the actor's attack share (0 or 1) and target count
     un = np.uint64(n)
     golden = np.uint64(0x9E3779B97F4A7C15)
     # ---- the first LANE_WORDS outputs of every lane's stream (round_start, xoshiro)
@@ -219,7 +240,9 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
         s3 = _mix(key[3] + step)
         for w in range(LANE_WORDS):
             x = s1 * np.uint64(5)
-            WD[np.uint64(w) * ULANES + b] = ((x << np.uint64(7)) | (x >> np.uint64(57))) * np.uint64(9)
+            WD[np.uint64(w) * ULANES + b] = (
+                (x << np.uint64(7)) | (x >> np.uint64(57))
+            ) * np.uint64(9)
             t = s1 << np.uint64(17)
             s2 ^= s0
             s3 ^= s1
@@ -266,6 +289,7 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
                 (RK[row + b] << K_RANK) | (np.int64(S[AUX + b] > 1) << K_TWIN) | (7 - np.int64(i))
             )
     # ---- turns: one action per lane still playing, a pass at a time
+    passes = 0
     while True:
         for b in range(ULANES):
             S[BEST + b] = -1
@@ -279,7 +303,8 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
         for b in range(ULANES):
             playing |= np.int64(S[BEST + b] >= 0)
         if playing == 0:
-            break
+            return passes
+        passes += 1
         # R3: the best key's combatant; T3 where its full pool has a twin (and no chain
         # goes on): the r-th of the tied class in scenario order, r = below(ties)
         for b in range(ULANES):
@@ -293,14 +318,19 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
             best = S[BEST + b]
             ties = S[AUX + b]
             cont = S[CONT + b]
-            need = ((best >> K_TWIN) & 1) & np.int64(ties > 1) & np.int64(cont == 0) & np.int64(best >= 0)
-            tl = BYTE_LIMIT[ties]
+            need = (
+                ((best >> K_TWIN) & 1)
+                & np.int64(ties > 1)
+                & np.int64(cont == 0)
+                & np.int64(best >= 0)
+            )
+            tl = _limit(ties)
             p = S[POS + b]
             p += need & np.int64(_byte(WD, b, p) >= tl)
             x = _byte(WD, b, p)
             S[OK + b] &= ~need | np.int64((x < tl) & (p < LANE_BYTES))
             S[POS + b] = p + need
-            r = x - ((x * RECIPROCAL[ties]) >> 32) * ties
+            r = _below_small(x, ties)
             S[AUX + b] = r if need != 0 else np.int64(-1)  # the tie wanted, -1 if none
             S[ACT + b] = (cont - 1) if cont != 0 else (7 - (best & 7))
         for i in range(un):
@@ -315,8 +345,13 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
             S[AUX + b] = 0  # the actor's pool, then its die
         for i in range(un):
             row = i * ULANES
+            share = C[1, i]
+            count = C[2, i]
             for b in range(ULANES):
-                S[AUX + b] += POOL[row + b] if S[ACT + b] == np.int64(i) else np.int64(0)
+                me = S[ACT + b] == np.int64(i)
+                S[AUX + b] += POOL[row + b] if me else np.int64(0)
+                S[SHR + b] = share if me else S[SHR + b]
+                S[MR + b] = count if me else S[MR + b]
         for b in range(ULANES):
             live = np.int64(S[BEST + b] >> 63) + 1  # 1 if the lane still plays
             c = S[ACT + b]
@@ -324,17 +359,17 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
             S[AUX + b] = a * live
             step = S[STEP + b]
             uc = np.uint64(c) & np.uint64(7)
-            shares = C[1, uc] * live
+            shares = S[SHR + b] * live
             # the target: below(count) (for a power of two count the same byte & mask)
-            m = C[2, uc]
+            m = S[MR + b]
             drawn = shares & np.int64(m > 1)
-            tl = BYTE_LIMIT[m]
+            tl = _limit(m)
             p = S[POS + b]
             p += drawn & np.int64(_byte(WD, b, p) >= tl)
             x = _byte(WD, b, p)
             S[OK + b] &= ~drawn | np.int64((x < tl) & (p < LANE_BYTES))
             S[POS + b] = p + drawn
-            r = (x - ((x * RECIPROCAL[m]) >> 32) * m) * drawn
+            r = _below_small(x, m) * drawn
             d = TT[uc * np.uint64(MAX_LANE_COMBATANTS) + np.uint64(r & 7)]
             # who attacks whom, as a code: c + 8 (d + 1) if attacking, else c; -1 if idle
             S[CLS + b] = (c + (d + 1) * 8 * shares) if live != 0 else np.int64(-1)
@@ -384,9 +419,7 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
                     + (own << A_DEFENSES)
                     + (np.int64(1) << (A_OUTCOME + 8 * outcome))
                 )
-                WB[row + b] += (hasty << (8 * (scale - 1))) + (
-                    (hit_me & (1 - normal)) << B_HITS
-                )
+                WB[row + b] += (hasty << (8 * (scale - 1))) + ((hit_me & (1 - normal)) << B_HITS)
                 S[BEST + b] |= own
         # R3 (chain orders): the actor goes on with its next die of value a unless a
         # response broke the run ("chain"), or always ("chain_unbroken")

@@ -71,7 +71,9 @@ def run_rounds_lanes(
     return 0
 
 
-def run_chunk_lanes(compiled: Compiled, key: np.ndarray, n_rounds: int, sums: Sums, first: int = 0) -> int:
+def run_chunk_lanes(
+    compiled: Compiled, key: np.ndarray, n_rounds: int, sums: Sums, first: int = 0
+) -> int:
     """``kernel.run_chunk`` on the lanes (no holds: no stalemate, the carry is 0)."""
     W, G, KT, Y, F, L, st = _work(compiled, compiled.batch, False, compiled.params)
     n = compiled.n
@@ -111,7 +113,7 @@ def run_chunk_lanes(compiled: Compiled, key: np.ndarray, n_rounds: int, sums: Su
             C,
             TT,
             np.zeros(lanes.LANE_WORDS * LANES, dtype=np.uint64),
-            np.zeros(8 * LANES, dtype=np.int64),
+            np.zeros(lanes.S_ROWS * LANES, dtype=np.int64),
             *(np.zeros(per, dtype=np.int64) for _ in range(7)),
         )
     )
