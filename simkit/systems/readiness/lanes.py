@@ -79,10 +79,10 @@ LANES = 128  # rounds side by side (a block); the counts array has at least as m
 ULANES = np.uint64(LANES)
 LANE_WORDS = 4  # stream outputs a lane holds: 32 byte draws
 # rows of the per-lane arrays (unsigned: the index arithmetic needs no fix-up)
-(ROW0, ROW1, ROW2, ROW3, ROW4, ROW5, ROW6, ROW7, ROW8, ROW9) = (
-    np.uint64(k * LANES) for k in range(10)
+(ROW0, ROW1, ROW2, ROW3, ROW4, ROW5, ROW6, ROW7, ROW8, ROW9, ROW10) = (
+    np.uint64(k * LANES) for k in range(11)
 )
-S_ROWS = 10  # rows of the per-lane scalars ``S``
+S_ROWS = 11  # rows of the per-lane scalars ``S``
 LANE_BYTES = 8 * LANE_WORDS
 MAX_LANE_COMBATANTS = 8
 MAX_LANE_DICE = 24  # dice a round: more would outrun the lane's bytes too often
@@ -228,7 +228,7 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
     per combatant and lane its pool, rank bits, first step, attacked flag, packed counts
     and R3 key.  Leaves in ``S[0]`` 1 where the lane's round was played exactly."""
     OK, POS, STEP, BEST, ACT, CONT, CLS, AUX = ROW0, ROW1, ROW2, ROW3, ROW4, ROW5, ROW6, ROW7
-    SHR, MR = ROW8, ROW9  # the actor's attack share (0 or 1) and target count
+    SHR, MR, SEL = ROW8, ROW9, ROW10  # the actor's attack share, target count, pool/die
     un = np.uint64(n)
     golden = np.uint64(0x9E3779B97F4A7C15)
     # ---- the first LANE_WORDS outputs of every lane's stream (round_start, xoshiro)
@@ -288,17 +288,18 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
             RK[row + b] = (
                 (RK[row + b] << K_RANK) | (np.int64(S[AUX + b] > 1) << K_TWIN) | (7 - np.int64(i))
             )
-    # ---- turns: one action per lane still playing, a pass at a time
+    # ---- turns: one action per lane still playing, a pass at a time.  KEYS and S[BEST]
+    # hold every combatant's R3 key and the best of them (-1: the round is over)
+    for b in range(ULANES):
+        S[BEST + b] = -1
+    for i in range(un):
+        row = i * ULANES
+        for b in range(ULANES):
+            k = _key(POOL[row + b], RK[row + b])
+            KEYS[row + b] = k
+            S[BEST + b] = max(S[BEST + b], k)
     passes = 0
     while True:
-        for b in range(ULANES):
-            S[BEST + b] = -1
-        for i in range(un):
-            row = i * ULANES
-            for b in range(ULANES):
-                k = _key(POOL[row + b], RK[row + b])
-                KEYS[row + b] = k
-                S[BEST + b] = max(S[BEST + b], k)
         playing = np.int64(0)
         for b in range(ULANES):
             playing |= np.int64(S[BEST + b] >= 0)
@@ -333,32 +334,27 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
             r = _below_small(x, ties)
             S[AUX + b] = r if need != 0 else np.int64(-1)  # the tie wanted, -1 if none
             S[ACT + b] = (cont - 1) if cont != 0 else (7 - (best & 7))
+        # the actor (the tie drawn), its pool, attack share and target count
         for i in range(un):
             row = i * ULANES
-            for b in range(ULANES):
-                tied = np.int64((KEYS[row + b] >> K_RANK) == S[CLS + b])
-                hit = tied & np.int64(S[AUX + b] == 0)
-                S[ACT + b] = np.int64(i) if hit != 0 else S[ACT + b]
-                S[AUX + b] -= tied
-        # R4: the actor spends its highest die a; its target (if it attacks) and D's answer
-        for b in range(ULANES):
-            S[AUX + b] = 0  # the actor's pool, then its die
-        for i in range(un):
-            row = i * ULANES
+            me = np.int64(i)
             share = C[1, i]
             count = C[2, i]
             for b in range(ULANES):
-                me = S[ACT + b] == np.int64(i)
-                S[AUX + b] += POOL[row + b] if me else np.int64(0)
-                S[SHR + b] = share if me else S[SHR + b]
-                S[MR + b] = count if me else S[MR + b]
+                tied = np.int64((KEYS[row + b] >> K_RANK) == S[CLS + b])
+                chosen = (tied & np.int64(S[AUX + b] == 0)) != 0
+                S[AUX + b] -= tied
+                acts = chosen | (S[ACT + b] == me)
+                S[ACT + b] = me if acts else S[ACT + b]
+                S[SEL + b] = POOL[row + b] if acts else S[SEL + b]
+                S[SHR + b] = share if acts else S[SHR + b]
+                S[MR + b] = count if acts else S[MR + b]
+        # R4: the actor spends its highest die a; its target, if it attacks
         for b in range(ULANES):
             live = np.int64(S[BEST + b] >> 63) + 1  # 1 if the lane still plays
             c = S[ACT + b]
-            a = _top(S[AUX + b])
-            S[AUX + b] = a * live
-            step = S[STEP + b]
-            uc = np.uint64(c) & np.uint64(7)
+            a = _top(S[SEL + b])
+            S[SEL + b] = a * live
             shares = S[SHR + b] * live
             # the target: below(count) (for a power of two count the same byte & mask)
             m = S[MR + b]
@@ -370,29 +366,15 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
             S[OK + b] &= ~drawn | np.int64((x < tl) & (p < LANE_BYTES))
             S[POS + b] = p + drawn
             r = _below_small(x, m) * drawn
-            d = TT[uc * np.uint64(MAX_LANE_COMBATANTS) + np.uint64(r & 7)]
+            d = TT[
+                (np.uint64(c) & np.uint64(7)) * np.uint64(MAX_LANE_COMBATANTS) + np.uint64(r & 7)
+            ]
             # who attacks whom, as a code: c + 8 (d + 1) if attacking, else c; -1 if idle
             S[CLS + b] = (c + (d + 1) * 8 * shares) if live != 0 else np.int64(-1)
-            S[STEP + b] = step + live
-        # the actor's counts and spend
-        for i in range(un):
-            row = i * ULANES
-            me = np.int64(i)
-            for b in range(ULANES):
-                code = S[CLS + b]
-                acts = np.int64((code >= 0) & ((code & 7) == me))
-                a = S[AUX + b]
-                step = S[STEP + b] - 1
-                POOL[row + b] -= (acts << (FIELD * (a - 1))) if a > 0 else np.int64(0)
-                FIRST[row + b] = min(FIRST[row + b], step) if acts != 0 else FIRST[row + b]
-                WA[row + b] += acts * (
-                    (np.int64(1) << A_ACTIONS)
-                    + (np.int64(step == 0) << A_FIRST)
-                    + (np.int64(code >= 8) << A_MADE)
-                )
-        # R7: the target's answer, from its dice before any response
-        for b in range(ULANES):
-            S[BEST + b] = 0  # whether someone responded (a chain ends), per lane
+            S[BEST + b] = -1
+            S[AUX + b] = 0  # someone responded (a chain ends)
+        # the actor's counts and spend, then R7: the target answers from its dice
+        # before any response; each combatant's new R3 key, the best of them
         for i in range(un):
             row = i * ULANES
             me = np.int64(i)
@@ -400,48 +382,51 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
             hasty_limit = C[4, i]
             for b in range(ULANES):
                 code = S[CLS + b]
+                a = S[SEL + b]
+                step = S[STEP + b]
+                acts = np.int64((code >= 0) & ((code & 7) == me))
+                pool = POOL[row + b] - ((acts << (FIELD * (a - 1))) if a > 0 else np.int64(0))
+                first = min(FIRST[row + b], step) if acts != 0 else FIRST[row + b]
+                wa = WA[row + b] + acts * (
+                    (np.int64(1) << A_ACTIONS)
+                    + (np.int64(step == 0) << A_FIRST)
+                    + (np.int64(code >= 8) << A_MADE)
+                )
                 hit_me = np.int64((code >= 8) & ((code >> 3) - 1 == me))
-                a = S[AUX + b]
-                pool = POOL[row + b]
                 die = _top(pool)
                 can = able & np.int64(pool != 0)
                 normal = can & np.int64(die >= a)
                 hasty = can & (1 - normal) & np.int64(a - die <= hasty_limit)
                 own = (normal | hasty) & hit_me
                 hasty &= hit_me
-                early = np.int64((ATT[row + b] == 0) & (FIRST[row + b] == NO_STEP)) & hit_me
+                early = np.int64((ATT[row + b] == 0) & (first == NO_STEP)) & hit_me
                 ATT[row + b] |= hit_me
-                POOL[row + b] = pool - ((own << (FIELD * (die - 1))) if die > 0 else np.int64(0))
+                pool -= (own << (FIELD * (die - 1))) if die > 0 else np.int64(0)
                 outcome = np.int64(2) if hasty != 0 else normal
                 scale = max(a - die, np.int64(1))
-                WA[row + b] += hit_me * (
+                WA[row + b] = wa + hit_me * (
                     (early << A_EARLY)
                     + (own << A_DEFENSES)
                     + (np.int64(1) << (A_OUTCOME + 8 * outcome))
                 )
                 WB[row + b] += (hasty << (8 * (scale - 1))) + ((hit_me & (1 - normal)) << B_HITS)
-                S[BEST + b] |= own
+                S[AUX + b] |= own
+                POOL[row + b] = pool
+                FIRST[row + b] = first
+                # a chain may go on: the actor's next die has the value a
+                goes = (acts != 0) & (pool != 0) & (_top(pool) == a)
+                S[ACT + b] = (me + 1) if goes else (np.int64(0) if acts != 0 else S[ACT + b])
+                k = _key(pool, RK[row + b])
+                KEYS[row + b] = k
+                S[BEST + b] = max(S[BEST + b], k)
         # R3 (chain orders): the actor goes on with its next die of value a unless a
         # response broke the run ("chain"), or always ("chain_unbroken")
+        unbroken = np.int64(order == ORDER_CHAIN_UNBROKEN)
+        chained = np.int64(order != ORDER_DYNAMIC)
         for b in range(ULANES):
-            S[ACT + b] = S[CLS + b] & 7 if S[CLS + b] >= 0 else np.int64(0)
-            S[CONT + b] = 0
-        if order != ORDER_DYNAMIC:
-            for i in range(un):
-                row = i * ULANES
-                me = np.int64(i)
-                for b in range(ULANES):
-                    code = S[CLS + b]
-                    mine = (code >= 0) & ((code & 7) == me)
-                    pool = POOL[row + b]
-                    a = S[AUX + b]
-                    goes_on = (
-                        mine
-                        & (pool != 0)
-                        & (_top(pool) == a)
-                        & ((S[BEST + b] == 0) | (order == ORDER_CHAIN_UNBROKEN))
-                    )
-                    S[CONT + b] = (me + 1) if goes_on else S[CONT + b]
+            keep = chained & (unbroken | np.int64(S[AUX + b] == 0))
+            S[CONT + b] = S[ACT + b] * keep
+            S[STEP + b] += np.int64(S[CLS + b] >= 0)
 
 
 @njit(**INNER)
