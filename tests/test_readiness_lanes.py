@@ -1,6 +1,7 @@
 """The readiness lanes (simkit/systems/readiness/lanes.py): rounds played side by side
 write exactly the sums of the scalar path, and a scenario they cannot serve says why by
-name (``Compiled.lanes_off``)."""
+name (``Compiled.lanes_off``).  They are off (``lanes.ENABLED``: measured not faster);
+these tests turn them on."""
 
 from __future__ import annotations
 
@@ -21,6 +22,17 @@ from simkit.systems.support import JIT_DISABLED
 
 ROOT = Path(__file__).resolve().parents[1]
 READINESS = systems.get("readiness")
+
+
+@pytest.fixture(autouse=True)
+def lanes_on(monkeypatch):
+    monkeypatch.setattr(lanes, "ENABLED", True)
+
+
+def test_the_lanes_are_off_unless_enabled(monkeypatch):
+    monkeypatch.setattr(lanes, "ENABLED", False)
+    bench = load_scenario(ROOT / "benchmarks" / "scenarios" / "four_readiness.toml")
+    assert engine.prepare(bench).compiled.lanes_off == "not_faster"
 
 
 def eligible_scenario(rng: random.Random):

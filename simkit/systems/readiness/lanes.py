@@ -1,12 +1,19 @@
 """Readiness rounds side by side ("lanes"): ``LANES`` rounds at once, exactly as
 ``rules.play_round`` plays them one by one, for the scenarios it can serve.
 
+Not in use
+----------
+The lanes are exact (tests/test_readiness_lanes.py) but, measured in one process against
+the scalar path on the benchmark scenario (4 x readiness 3), not faster: ``ENABLED`` is
+False, so ``why_not_lanes`` names "not_faster" first for every scenario and
+``kernel.run_chunk`` never reaches them (README, Performance).  The tests turn them on.
+
 Which scenarios
 ---------------
 ``why_not_lanes`` names the first reason a scenario cannot take the lanes (``REASONS``;
-kept on ``kernel.Compiled.lanes_off``): any hold policy, guard, ``hit_chance`` below 1,
-``attack_share`` strictly between 0 and 1, advantage (R2), more than ``MAX_LANE_COMBATANTS``
-combatants, more than ``MAX_LANE_DICE`` dice a round, a counts array with fewer than
+kept on ``kernel.Compiled.lanes_off``): the lanes not enabled, any hold policy, guard,
+``hit_chance`` below 1, ``attack_share`` strictly between 0 and 1, advantage (R2), more
+than ``MAX_LANE_COMBATANTS`` combatants, more than ``MAX_LANE_DICE`` dice a round, a counts array with fewer than
 ``LANES`` cycles a row, or a count the lanes do not carry (``LANE_CARRIES``).  Every other
 field value is modelled: ``surprised``, every ``defend`` policy (with ``hit_chance`` 1 a
 ``+when_effective`` form answers as the policy it modifies), every ``order``, any target
@@ -75,6 +82,8 @@ from simkit.systems.readiness.codes import (
 from simkit.systems.stream import BYTE_LIMIT, RECIPROCAL, _mix, round_start
 from simkit.systems.support import leading_zeros, njit
 
+# Measured not faster than the scalar path (lanes.py docstring): off.  Tests set it True.
+ENABLED = False
 LANES = 128  # rounds side by side (a block); the counts array has at least as many columns
 ULANES = np.uint64(LANES)
 LANE_WORDS = 4  # stream outputs a lane holds: 32 byte draws
@@ -103,6 +112,7 @@ LANE_CARRIES = (
 DERIVED = ("no_action", "attacks_received", "hasty_defenses", "hasty_scale_total")
 # Why the lanes cannot serve a scenario (``why_not_lanes``, ``kernel.Compiled.lanes_off``).
 REASONS = (
+    "not_faster",
     "hold",
     "guard",
     "hit_chance",
@@ -129,11 +139,12 @@ FIELD = 8  # a pool as in rules.py: the count of face f in bits 8(f-1) .. 8f-1
 
 def why_not_lanes(p: np.ndarray, batch: int, never: frozenset[str]) -> str | None:
     """None if the lanes can play the scenario's rounds, else the name of the first
-    reason they cannot (``REASONS``).  ``p``: the parameters (kernel.Compiled.params),
-    ``batch``: the counts array's cycles per row, ``never``: counts the scenario cannot
-    make."""
+    reason they cannot (``REASONS``; "not_faster" while ``ENABLED`` is False).  ``p``:
+    the parameters (kernel.Compiled.params), ``batch``: the counts array's cycles per
+    row, ``never``: counts the scenario cannot make."""
     return first_reason(
         [
+            ("not_faster", ENABLED),
             ("hold", bool((p[P_HOLD] == HOLD_CODES["never"]).all())),
             ("guard", bool((p[P_GUARD] == GUARD_NEVER).all())),
             ("hit_chance", bool((p[P_HIT] == HIT_ALWAYS).all())),
