@@ -14,10 +14,10 @@ Which scenarios
 kept on ``kernel.Compiled.lanes_off``): the lanes not enabled, any hold policy, guard,
 ``hit_chance`` below 1, ``attack_share`` strictly between 0 and 1, advantage (R2), more
 than ``MAX_LANE_COMBATANTS`` combatants, more than ``MAX_LANE_DICE`` dice a round, a
-counts array with fewer than ``LANES`` cycles a row, or a count the lanes do not carry (``LANE_CARRIES``).  Every other
-field value is modelled: ``surprised``, every ``defend`` policy (with ``hit_chance`` 1 a
-``+when_effective`` form answers as the policy it modifies), every ``order``, any target
-lists.  A scenario without holds has no stalemate (R8): every cycle is one round.
+counts array with fewer than ``LANES`` cycles a row, or a count the lanes do not carry
+(``LANE_CARRIES``).  Every other field value is modelled: ``surprised``, every
+``defend`` policy (with ``hit_chance`` 1 a ``+when_effective`` form answers as the policy
+it modifies), every ``order``, any target lists.  A scenario without holds has no stalemate (R8): every cycle is one round.
 
 How
 ---
