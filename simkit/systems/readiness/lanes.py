@@ -17,7 +17,8 @@ than ``MAX_LANE_COMBATANTS`` combatants, more than ``MAX_LANE_DICE`` dice a roun
 counts array with fewer than ``LANES`` cycles a row, or a count the lanes do not carry
 (``LANE_CARRIES``).  Every other field value is modelled: ``surprised``, every
 ``defend`` policy (with ``hit_chance`` 1 a ``+when_effective`` form answers as the policy
-it modifies), every ``order``, any target lists.  A scenario without holds has no stalemate (R8): every cycle is one round.
+it modifies), every ``order``, any target lists.  A scenario without holds has no
+stalemate (R8): every cycle is one round.
 
 How
 ---
