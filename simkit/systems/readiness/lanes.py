@@ -92,7 +92,11 @@ LANE_WORDS = 4  # stream outputs a lane holds: 32 byte draws
 (ROW0, ROW1, ROW2, ROW3, ROW4, ROW5, ROW6, ROW7, ROW8, ROW9, ROW10) = (
     np.uint64(k * LANES) for k in range(11)
 )
-S_ROWS = 11  # rows of the per-lane scalars ``S``
+S_ROWS = 11
+# stream.below's reciprocals ceil(2**32 / t) of the small counts (``_below_small``)
+R1, R2, R3, R4, R5, R6, R7, R8 = (
+    int(RECIPROCAL[k]) for k in range(1, 9)
+)  # rows of the per-lane scalars ``S``
 LANE_BYTES = 8 * LANE_WORDS
 MAX_LANE_COMBATANTS = 8
 MAX_LANE_DICE = 24  # dice a round: more would outrun the lane's bytes too often
@@ -209,12 +213,19 @@ def _limit(t):
 
 @njit(**HOT)
 def _below_small(x, t):
-    """``x % t`` for a byte x and 1 <= t <= MAX_LANE_COMBATANTS (stream.below's
-    reciprocal, chosen by selects: no division, no gather); 0 for t = 0."""
-    r = np.int64(0)
-    for k in range(1, MAX_LANE_COMBATANTS + 1):
-        r = (x - ((x * RECIPROCAL[k]) >> 32) * k) if t == k else r
-    return r
+    """``x % t`` for a byte x and 1 <= t <= MAX_LANE_COMBATANTS: stream.below's
+    reciprocal of t chosen by selects, then one multiplication (no division, no table
+    lookup: a gather or a loop here keeps LLVM from vectorising the loop over the lanes)."""
+    rc = np.int64(0)
+    rc = R1 if t == 1 else rc
+    rc = R2 if t == 2 else rc
+    rc = R3 if t == 3 else rc
+    rc = R4 if t == 4 else rc
+    rc = R5 if t == 5 else rc
+    rc = R6 if t == 6 else rc
+    rc = R7 if t == 7 else rc
+    rc = R8 if t == 8 else rc
+    return x - ((x * rc) >> 32) * t
 
 
 @njit(**HOT)
@@ -378,11 +389,19 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
             S[OK + b] &= ~drawn | np.int64((x < tl) & (p < LANE_BYTES))
             S[POS + b] = p + drawn
             r = _below_small(x, m) * drawn
-            d = TT[
-                (np.uint64(c) & np.uint64(7)) * np.uint64(MAX_LANE_COMBATANTS) + np.uint64(r & 7)
-            ]
+            # the target list's entry r, looked up below (a gather would keep this loop
+            # from vectorising)
+            S[CLS + b] = np.int64(
+                (np.uint64(c) & np.uint64(7)) * np.uint64(MAX_LANE_COMBATANTS)
+            ) + (r & 7)
+            S[SHR + b] = shares
+        for b in range(ULANES):
+            S[MR + b] = TT[S[CLS + b]]
+        for b in range(ULANES):
+            live = np.int64(S[BEST + b] >> 63) + 1
             # who attacks whom, as a code: c + 8 (d + 1) if attacking, else c; -1 if idle
-            S[CLS + b] = (c + (d + 1) * 8 * shares) if live != 0 else np.int64(-1)
+            code = S[ACT + b] + (S[MR + b] + 1) * 8 * S[SHR + b]
+            S[CLS + b] = code if live != 0 else np.int64(-1)
             S[BEST + b] = -1
             S[AUX + b] = 0  # someone responded (a chain ends)
         # the actor's counts and spend, then R7: the target answers from its dice
