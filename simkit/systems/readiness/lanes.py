@@ -248,8 +248,9 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
 
     ``S`` [S_ROWS, LANES]: per lane ok, position, step, best key, actor, continuing,
     class, scratch, the actor's share, target count and pool; ``POOL``, ``RK``,
-    ``FIRST``, ``ATT``, ``WA``, ``WB``, ``KEYS`` [n, LANES]: per combatant and lane its pool, rank bits, first step, attacked flag, packed counts
-    and R3 key.  Leaves in ``S[0]`` 1 where the lane's round was played exactly (0: the
+    ``FIRST``, ``ATT``, ``WA``, ``WB``, ``KEYS`` [n, LANES]: per combatant and lane its
+    pool, rank bits, first step, attacked flag, packed counts and R3 key.  Leaves in
+    ``S[0]`` 1 where the lane's round was played exactly (0: the
     scalar player must play it again).  Returns the passes played (the most actions of
     a round of the block)."""
     OK, POS, STEP, BEST, ACT, CONT, CLS, AUX = ROW0, ROW1, ROW2, ROW3, ROW4, ROW5, ROW6, ROW7
