@@ -97,9 +97,8 @@ class Readiness(SystemBase):
         return events.event_json(event, scenario.names)
 
     def warmup_scenarios(self) -> list[dict[str, Any]]:
-        """The bench scenario (the lanes, lanes.py), one without holds the lanes do not
-        serve (a guard) and one with holds, guards and advantage: the drivers (run and
-        trace) over the one round function reach every kernel path."""
+        """The bench scenario and one with holds, guards and advantage: both drivers
+        (run and trace) over the one round function reach every kernel path."""
         holds = {
             "scenario": {"name": "warmup readiness", "system": self.name},
             "combatant": [
@@ -108,9 +107,7 @@ class Readiness(SystemBase):
                 {"name": "C", "side": "b", "count": 2, "readiness": 3, "hold": "until_enemy_acts"},
             ],
         }
-        plain = self.bench_scenario()
-        plain["combatant"] = [{**plain["combatant"][0], "guard": "backup"}, plain["combatant"][1]]
-        return [self.bench_scenario(), plain, holds]
+        return [self.bench_scenario(), holds]
 
     def bench_scenario(self) -> dict[str, Any]:
         return {
