@@ -56,7 +56,7 @@ from simkit.systems.counting import (
     clear_batch,
     flush_batch,
 )
-from simkit.systems.readiness import guards, schema
+from simkit.systems.readiness import guards, lanes, schema
 from simkit.systems.readiness.codes import (
     ACTIONS,
     ATTACKS_RECEIVED,
@@ -173,6 +173,7 @@ class Compiled:
     event_bound: int  # the most events one round can write
     dice: int  # dice rolled per round
     may_hold: bool  # some combatant has a hold policy (R5, and so R8)
+    lanes_off: str | None = None  # why lanes.py cannot play its rounds (lanes.REASONS)
 
     @property
     def n(self) -> int:
@@ -316,6 +317,7 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         event_bound=2 + 8 * n + 6 * dice + dice * _declining(params),
         dice=dice,
         may_hold=bool((params[P_HOLD] != HOLD_CODES["never"]).any()),
+        lanes_off=lanes.why_not_lanes(params, batch, frozenset(never)),
     )
 
 
@@ -840,7 +842,13 @@ def run_chunk(
     compiled: Compiled, key: np.ndarray, n_rounds: int, sums: Sums, first: int = 0, carry: int = 0
 ) -> int:
     """Play rounds ``first .. first + n_rounds - 1`` of the chunk with key ``key`` and add
-    them to ``sums``; ``carry`` 1: R8 forbids holds in the first.  Returns the carry."""
+    them to ``sums``; ``carry`` 1: R8 forbids holds in the first.  Returns the carry.
+    A scenario the lanes serve (``lanes_off`` None) goes to lanes_run.py (imported here:
+    it imports this module), which compiles only then."""
+    if compiled.lanes_off is None:
+        from simkit.systems.readiness.lanes_run import run_chunk_lanes
+
+        return run_chunk_lanes(compiled, key, n_rounds, sums, first)
     W, G, KT, Y, F, L, st = _work(compiled, compiled.batch, False, compiled.params)
     n = compiled.n
     drive = run_rounds if compiled.may_hold else run_rounds_plain
