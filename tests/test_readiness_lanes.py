@@ -1,7 +1,7 @@
 """The readiness lanes (simkit/systems/readiness/lanes.py): rounds played side by side
 write exactly the sums of the scalar path, and a scenario they cannot serve says why by
-name (``Compiled.lanes_off``).  They are off (``lanes.ENABLED``: measured not faster);
-these tests turn them on."""
+name (``Compiled.lanes_off``).  The tests hold them on (``lanes.ENABLED``) and compare
+them with the same scenario forced onto the scalar path."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def lanes_on(monkeypatch):
 def test_the_lanes_are_off_unless_enabled(monkeypatch):
     monkeypatch.setattr(lanes, "ENABLED", False)
     bench = load_scenario(ROOT / "benchmarks" / "scenarios" / "four_readiness.toml")
-    assert engine.prepare(bench).compiled.lanes_off == "not_faster"
+    assert engine.prepare(bench).compiled.lanes_off == "not_enabled"
 
 
 def eligible_scenario(rng: random.Random):
@@ -86,13 +86,16 @@ def test_eligible_scenarios_take_the_lanes():
     assert engine.prepare(bench).compiled.lanes_off is None
 
 
-def _with(rules=None, **fields):
+def _with(rules=None, fight_rounds=0, **fields):
     """The benchmark scenario (2 x 2, readiness 3) with fields of its first entry changed."""
     entries = [
         {"name": "Hero", "side": "party", "readiness": 3, "count": 2, **fields},
         {"name": "Foe", "side": "foes", "readiness": 3, "count": 2},
     ]
-    data = {"scenario": {"name": "lanes", "system": "readiness"}, "rules": rules or {}}
+    head = {"name": "lanes", "system": "readiness"}
+    if fight_rounds:
+        head["fight_rounds"] = fight_rounds
+    data = {"scenario": head, "rules": rules or {}}
     return scenario_from_dict({**data, "combatant": entries}, source="<lanes>")
 
 
@@ -100,6 +103,7 @@ def test_reasons_by_name():
     off = {
         "hold": _with(hold="until_attacked"),
         "guard": _with(guard="backup"),
+        "fights": _with(fight_rounds=3),
         "hit_chance": _with(hit_chance=0.5),
         "attack_share_between_0_and_1": _with(attack_share=0.5),
         "advantage": _with(advantage=1),
@@ -109,6 +113,11 @@ def test_reasons_by_name():
     for reason, scenario in off.items():
         assert reason in lanes.REASONS
         assert engine.prepare(scenario).compiled.lanes_off == reason, reason
+    # R7a: a guard of named allies is a guard
+    named = _with(guard=["Hero"], guard_mode="always")
+    assert engine.prepare(named).compiled.lanes_off == "guard"
+    # a guard that never answers changes nothing the lanes play
+    assert engine.prepare(_with(guard="never")).compiled.lanes_off is None
     # what the lanes model keeps them on
     for fields in (
         {"surprised": True},

@@ -89,10 +89,11 @@ LANES = 128  # rounds side by side (a block); the counts array has at least as m
 ULANES = np.uint64(LANES)
 LANE_WORDS = 4  # stream outputs a lane holds: 32 byte draws
 # rows of the per-lane arrays (unsigned: the index arithmetic needs no fix-up)
-(ROW0, ROW1, ROW2, ROW3, ROW4, ROW5, ROW6, ROW7, ROW8, ROW9, ROW10) = (
-    np.uint64(k * LANES) for k in range(11)
+(ROW0, ROW1, ROW2, ROW3, ROW4, ROW5, ROW6, ROW7, ROW8, ROW9, ROW10, OKS, ORIG) = (
+    np.uint64(k * LANES) for k in range(13)
 )
-S_ROWS = 11
+S_ROWS = 13
+FIRST_PASSES = np.int64(7)  # passes over the whole block; then the rounds still playing alone
 # stream.below's reciprocals ceil(2**32 / t) of the small counts (``_below_small``)
 R1, R2, R3, R4, R5, R6, R7, R8 = (
     int(RECIPROCAL[k]) for k in range(1, 9)
@@ -100,6 +101,11 @@ R1, R2, R3, R4, R5, R6, R7, R8 = (
 LANE_BYTES = 8 * LANE_WORDS
 MAX_LANE_COMBATANTS = 8
 MAX_LANE_DICE = 24  # dice a round: more would outrun the lane's bytes too often
+MAX_PASSES = np.int64(MAX_LANE_DICE + 1)  # more than any round can play
+# R1 in a lane: at most this many rejected bytes among its dice (more: played again);
+# die k is then one of the bytes k .. k + MAX_REJECTED + 1
+MAX_REJECTED = 3
+assert MAX_LANE_DICE + MAX_REJECTED + 1 <= LANE_BYTES
 # The counts a lane writes (the flush derives no_action, attacks_received, hasty_defenses
 # and hasty_scale_total from them); the rest must be counts the scenario never makes.
 LANE_CARRIES = (
@@ -117,12 +123,13 @@ LANE_CARRIES = (
 DERIVED = ("no_action", "attacks_received", "hasty_defenses", "hasty_scale_total")
 # Why the lanes cannot serve a scenario (``why_not_lanes``, ``kernel.Compiled.lanes_off``).
 REASONS = (
-    "not_faster",
+    "not_enabled",
     "hold",
     "guard",
     "hit_chance",
     "attack_share_between_0_and_1",
     "advantage",
+    "fights",
     "too_many_combatants",
     "too_many_dice",
     "small_batch",
@@ -142,14 +149,14 @@ K_V, K_COUNT, K_RANK, K_TWIN = 15, 7, 4, 3
 FIELD = 8  # a pool as in rules.py: the count of face f in bits 8(f-1) .. 8f-1
 
 
-def why_not_lanes(p: np.ndarray, batch: int, never: frozenset[str]) -> str | None:
+def why_not_lanes(p: np.ndarray, batch: int, never: frozenset[str], fights: bool) -> str | None:
     """None if the lanes can play the scenario's rounds, else the name of the first
-    reason they cannot (``REASONS``; "not_faster" while ``ENABLED`` is False).  ``p``:
-    the parameters (kernel.Compiled.params), ``batch``: the counts array's cycles per
-    row, ``never``: counts the scenario cannot make."""
+    reason they cannot (``REASONS``).  ``p``: the parameters (kernel.Compiled.params),
+    ``batch``: the counts array's cycles per row, ``never``: counts the scenario cannot
+    make, ``fights``: the scenario is played as fights (R8a)."""
     return first_reason(
         [
-            ("not_faster", ENABLED),
+            ("not_enabled", ENABLED),
             ("hold", bool((p[P_HOLD] == HOLD_CODES["never"]).all())),
             ("guard", bool((p[P_GUARD] == GUARD_NEVER).all())),
             ("hit_chance", bool((p[P_HIT] == HIT_ALWAYS).all())),
@@ -158,6 +165,7 @@ def why_not_lanes(p: np.ndarray, batch: int, never: frozenset[str]) -> str | Non
                 bool(np.isin(p[P_SHARE], (SHARE_ALWAYS, SHARE_NEVER)).all()),
             ),
             ("advantage", bool((p[P_ADVANTAGE] == 0).all())),
+            ("fights", not fights),
             ("too_many_combatants", p.shape[1] <= MAX_LANE_COMBATANTS),
             ("too_many_dice", int(p[P_DICE].sum()) <= MAX_LANE_DICE),
             ("small_batch", batch >= LANES),
@@ -242,19 +250,30 @@ def _key(pool, rk):
     return ((v << K_V) | (count << K_COUNT) | rk) if pool != 0 else np.int64(-1)
 
 
+@njit(**HOT)
+def _larger(x, y):
+    """max(x, y) as a select (numba's ``max`` is a call LLVM will not vectorise: a loop
+    with it runs one lane at a time)."""
+    return x if x > y else y
+
+
 @njit(**{**INNER, "error_model": "numpy"})
-def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KEYS):
+def play_block(key, r0, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, CS, Y, F):
     """Rounds r0 .. r0 + LANES - 1 of the chunk with key ``key``, side by side.
 
     ``S`` [S_ROWS, LANES]: per lane ok, position, step, best key, actor, continuing,
     class, scratch, the actor's share, target count and pool; ``POOL``, ``RK``,
     ``FIRST``, ``ATT``, ``WA``, ``WB``, ``KEYS`` [n, LANES]: per combatant and lane its
     pool, rank bits, first step, attacked flag, packed counts and R3 key.  Leaves in
-    ``S[0]`` 1 where the lane's round was played exactly (0: the
-    scalar player must play it again).  Returns the passes played (the most actions of
-    a round of the block)."""
-    OK, POS, STEP, BEST, ACT, CONT, CLS, AUX = ROW0, ROW1, ROW2, ROW3, ROW4, ROW5, ROW6, ROW7
-    SHR, MR, SEL = ROW8, ROW9, ROW10  # the actor's attack share, target count, pool/die
+    ``S``'s row OKS 1 where the lane's round was played exactly (0: the scalar player
+    must play it again), its counts in its column of ``Y`` (rows ``CS``) and its first
+    steps in ``F`` (``write_counts``).  Returns the passes played (the most actions of
+    a round of the block).
+
+    ``FIRST_PASSES`` passes go over the whole block; the rounds still playing then
+    (about 11% at 4 x 3) are moved to the front (``compact``) and played alone to the
+    end, their counts written into their own columns (``write_back``)."""
+    OK, POS, STEP, BEST, CONT, AUX = ROW0, ROW1, ROW2, ROW3, ROW5, ROW7
     un = np.uint64(n)
     golden = np.uint64(0x9E3779B97F4A7C15)
     # ---- the first LANE_WORDS outputs of every lane's stream (round_start, xoshiro)
@@ -280,8 +299,17 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
         S[POS + b] = 0
         S[STEP + b] = 0
         S[CONT + b] = 0
-    # ---- R1: every combatant's dice, in scenario order (one retry per die in a lane)
+    # ---- R1: every combatant's dice, in scenario order.  The bytes of the streams as
+    # rows (BY[p, b]: byte p of lane b); die k of the round is byte k + r of its lane, r
+    # the bytes rejected before it (S[POS] meanwhile): one of four rows, by selects
+    for w in range(LANE_WORDS):
+        for j in range(8):
+            out = np.uint64(8 * w + j) * ULANES
+            shift = np.uint64(8 * j)
+            for b in range(ULANES):
+                BY[out + b] = np.uint8((WD[np.uint64(w) * ULANES + b] >> shift) & np.uint64(255))
     limit = BYTE_LIMIT[SIDES]
+    k = np.uint64(0)  # the round's dice so far
     for i in range(un):
         row = i * ULANES
         for b in range(ULANES):
@@ -291,14 +319,30 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
             WA[row + b] = 0
             WB[row + b] = 0
         for _ in range(C[0, i]):
+            k0 = k * ULANES
+            k1 = k0 + ULANES
+            k2 = k1 + ULANES
+            k3 = k2 + ULANES
+            k4 = k3 + ULANES
             for b in range(ULANES):
-                p = S[POS + b]
-                p += np.int64(_byte(WD, b, p) >= limit)
-                x = _byte(WD, b, p)
-                S[OK + b] &= np.int64((x < limit) & (p < LANE_BYTES))
-                S[POS + b] = p + 1
+                r = S[POS + b]
+                y0 = np.int64(BY[k0 + b])
+                y1 = np.int64(BY[k1 + b])
+                y2 = np.int64(BY[k2 + b])
+                y3 = np.int64(BY[k3 + b])
+                y4 = np.int64(BY[k4 + b])
+                x = y0 if r == 0 else (y1 if r == 1 else (y2 if r == 2 else y3))
+                again = np.int64(x >= limit)  # rejected: the next byte
+                x2 = y1 if r == 0 else (y2 if r == 1 else (y3 if r == 2 else y4))
+                x = x2 if again != 0 else x
+                r += again
+                S[OK + b] &= np.int64((x < limit) & (r <= MAX_REJECTED))
+                S[POS + b] = r
                 f = x - ((x * RECIPROCAL[SIDES]) >> 32) * SIDES
                 POOL[row + b] += np.int64(1) << (FIELD * f)
+            k += np.uint64(1)
+    for b in range(ULANES):
+        S[POS + b] += np.int64(k)  # the next byte: the dice and the rejected bytes
     # ---- T2: ranks of the full pools, the twin flag and the index
     for i in range(un):
         row = i * ULANES
@@ -323,25 +367,53 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
         for b in range(ULANES):
             k = _key(POOL[row + b], RK[row + b])
             KEYS[row + b] = k
-            S[BEST + b] = max(S[BEST + b], k)
+            S[BEST + b] = _larger(S[BEST + b], k)
+    passes, left = play_passes(
+        n, order, ULANES, FIRST_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KEYS
+    )
+    write_counts(n, CS, Y, F, WA, WB, FIRST)
+    for b in range(ULANES):
+        S[OKS + b] = S[OK + b]
+    if left == 0:
+        return passes
+    # the rounds still playing to the front (lanes 0 .. m - 1), then passes over them alone
+    m, width = compact(n, S, WD, POOL, RK, FIRST, ATT, WA, WB, KEYS)
+    more, _ = play_passes(
+        n, order, width, MAX_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KEYS
+    )
+    write_back(n, m, CS, Y, F, S, WA, WB, FIRST)
+    return passes + more
+
+
+@njit(**{**INNER, "error_model": "numpy"})
+def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KEYS):
+    """Passes over lanes 0 .. width - 1 (one action in every lane still playing each)
+    until none plays or after ``limit`` passes: (passes played, 1 if some lane still
+    plays).  The rows as in ``play_block``."""
+    OK, POS, STEP, BEST, ACT, CONT, CLS, AUX = ROW0, ROW1, ROW2, ROW3, ROW4, ROW5, ROW6, ROW7
+    SHR, MR, SEL = ROW8, ROW9, ROW10  # the actor's attack share, target count, pool/die
+    un = np.uint64(n)
+    width = np.uint64(width)
     passes = 0
     while True:
         playing = np.int64(0)
-        for b in range(ULANES):
+        for b in range(width):
             playing |= np.int64(S[BEST + b] >= 0)
         if playing == 0:
-            return passes
+            return passes, 0
+        if passes == limit:
+            return passes, 1
         passes += 1
         # R3: the best key's combatant; T3 where its full pool has a twin (and no chain
         # goes on): the r-th of the tied class in scenario order, r = below(ties)
-        for b in range(ULANES):
+        for b in range(width):
             S[CLS + b] = S[BEST + b] >> K_RANK
             S[AUX + b] = 0
         for i in range(un):
             row = i * ULANES
-            for b in range(ULANES):
+            for b in range(width):
                 S[AUX + b] += np.int64((KEYS[row + b] >> K_RANK) == S[CLS + b])
-        for b in range(ULANES):
+        for b in range(width):
             best = S[BEST + b]
             ties = S[AUX + b]
             cont = S[CONT + b]
@@ -366,7 +438,7 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
             me = np.int64(i)
             share = C[1, i]
             count = C[2, i]
-            for b in range(ULANES):
+            for b in range(width):
                 tied = np.int64((KEYS[row + b] >> K_RANK) == S[CLS + b])
                 chosen = (tied & np.int64(S[AUX + b] == 0)) != 0
                 S[AUX + b] -= tied
@@ -376,7 +448,7 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
                 S[SHR + b] = share if acts else S[SHR + b]
                 S[MR + b] = count if acts else S[MR + b]
         # R4: the actor spends its highest die a; its target, if it attacks
-        for b in range(ULANES):
+        for b in range(width):
             live = np.int64(S[BEST + b] >> 63) + 1  # 1 if the lane still plays
             c = S[ACT + b]
             a = _top(S[SEL + b])
@@ -398,9 +470,9 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
                 (np.uint64(c) & np.uint64(7)) * np.uint64(MAX_LANE_COMBATANTS)
             ) + (r & 7)
             S[SHR + b] = shares
-        for b in range(ULANES):
+        for b in range(width):
             S[MR + b] = TT[S[CLS + b]]
-        for b in range(ULANES):
+        for b in range(width):
             live = np.int64(S[BEST + b] >> 63) + 1
             # who attacks whom, as a code: c + 8 (d + 1) if attacking, else c; -1 if idle
             code = S[ACT + b] + (S[MR + b] + 1) * 8 * S[SHR + b]
@@ -414,13 +486,14 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
             me = np.int64(i)
             able = C[3, i]
             hasty_limit = C[4, i]
-            for b in range(ULANES):
+            for b in range(width):
                 code = S[CLS + b]
                 a = S[SEL + b]
                 step = S[STEP + b]
                 acts = np.int64((code >= 0) & ((code & 7) == me))
                 pool = POOL[row + b] - ((acts << (FIELD * (a - 1))) if a > 0 else np.int64(0))
-                first = min(FIRST[row + b], step) if acts != 0 else FIRST[row + b]
+                first0 = FIRST[row + b]
+                first = step if (acts != 0) & (step < first0) else first0
                 wa = WA[row + b] + acts * (
                     (np.int64(1) << A_ACTIONS)
                     + (np.int64(step == 0) << A_FIRST)
@@ -437,7 +510,7 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
                 ATT[row + b] |= hit_me
                 pool -= (own << (FIELD * (die - 1))) if die > 0 else np.int64(0)
                 outcome = np.int64(2) if hasty != 0 else normal
-                scale = max(a - die, np.int64(1))
+                scale = (a - die) if a - die > 1 else np.int64(1)
                 WA[row + b] = wa + hit_me * (
                     (early << A_EARLY)
                     + (own << A_DEFENSES)
@@ -452,15 +525,72 @@ def play_block(key, r0, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KE
                 S[ACT + b] = (me + 1) if goes else (np.int64(0) if acts != 0 else S[ACT + b])
                 k = _key(pool, RK[row + b])
                 KEYS[row + b] = k
-                S[BEST + b] = max(S[BEST + b], k)
+                S[BEST + b] = _larger(S[BEST + b], k)
         # R3 (chain orders): the actor goes on with its next die of value a unless a
         # response broke the run ("chain"), or always ("chain_unbroken")
         unbroken = np.int64(order == ORDER_CHAIN_UNBROKEN)
         chained = np.int64(order != ORDER_DYNAMIC)
-        for b in range(ULANES):
+        for b in range(width):
             keep = chained & (unbroken | np.int64(S[AUX + b] == 0))
             S[CONT + b] = S[ACT + b] * keep
             S[STEP + b] += np.int64(S[CLS + b] >= 0)
+
+
+@njit(**INNER)
+def compact(n, S, WD, POOL, RK, FIRST, ATT, WA, WB, KEYS):
+    """The lanes still playing moved to the front, in order (lane j their j-th, ``S``'s
+    row ORIG its lane): every row a pass reads.  Returns (m, the width to play: m
+    rounded up to a multiple of 8, the lanes m .. width - 1 emptied: no dice)."""
+    m = np.uint64(0)
+    for b in range(ULANES):
+        if S[ROW3 + b] < 0:
+            continue
+        j = m
+        m += np.uint64(1)
+        S[ORIG + j] = np.int64(b)
+        if j == b:
+            continue
+        for row in (ROW0, ROW1, ROW2, ROW3, ROW5):  # ok, position, step, best, continuing
+            S[row + j] = S[row + b]
+        for w in range(LANE_WORDS):
+            WD[np.uint64(w) * ULANES + j] = WD[np.uint64(w) * ULANES + b]
+        for i in range(np.uint64(n)):
+            row = i * ULANES
+            POOL[row + j] = POOL[row + b]
+            RK[row + j] = RK[row + b]
+            FIRST[row + j] = FIRST[row + b]
+            ATT[row + j] = ATT[row + b]
+            WA[row + j] = WA[row + b]
+            WB[row + j] = WB[row + b]
+            KEYS[row + j] = KEYS[row + b]
+    width = (m + np.uint64(7)) & ~np.uint64(7)
+    for j in range(m, width):
+        S[ROW3 + j] = -1
+        S[ROW5 + j] = 0
+        for i in range(np.uint64(n)):
+            POOL[i * ULANES + j] = 0
+            KEYS[i * ULANES + j] = -1
+    return m, width
+
+
+@njit(**INNER)
+def write_back(n, m, CS, Y, F, S, WA, WB, FIRST):
+    """The counts, first steps and ok flags of the compacted lanes 0 .. m - 1 into the
+    columns of their rounds (``S``'s row ORIG), as ``write_counts`` writes them."""
+    for j in range(m):
+        b = np.uint64(S[ORIG + j])
+        S[OKS + b] = S[ROW0 + j]
+        for i in range(n):
+            row = np.uint64(i) * ULANES
+            for k in range(WORD_A.size):
+                Y[CS[i, WORD_A[k]] + b] = (np.uint64(WA[row + j]) >> np.uint64(8 * k)) & np.uint64(
+                    255
+                )
+            for k in range(WORD_B.size):
+                Y[CS[i, WORD_B[k]] + b] = (np.uint64(WB[row + j]) >> np.uint64(8 * k)) & np.uint64(
+                    255
+                )
+            F[i, b] = FIRST[row + j]
 
 
 @njit(**INNER)

@@ -27,7 +27,7 @@ LANES = lanes.LANES
 @njit(**JIT)
 def run_rounds_lanes(
     key, first, n_rounds, P, T, GL, CS, W, G, KT, Y, F, L, EV, st, dist_off, ranges, agg_sum,
-    agg_any, derived, pair_rows, before_slots, s1, s2, sl, sx, tot, AB, FT, C, TT, WD, S, POOL,
+    agg_any, derived, pair_rows, before_slots, s1, s2, sl, sx, tot, AB, FT, C, TT, WD, BY, S, POOL,
     RK, FIRST, ATT, WA, WB, KEYS,
 ):  # fmt: skip
     """``kernel.run_rounds_plain`` with blocks of LANES rounds played side by side."""
@@ -45,10 +45,13 @@ def run_rounds_lanes(
     while r < end:
         nb = min(LANES, end - r)
         if nb == LANES:
-            lanes.play_block(key, r, n, order, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KEYS)
-            lanes.write_counts(n, CS, Y, F, WA, WB, FIRST)
+            lanes.play_block(
+                key, r, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, CS, Y, F
+            )
             for b in range(LANES):
-                if S[b] == 0:  # its round outran the lane's bytes: the scalar player
+                if (
+                    S[lanes.OKS + np.uint64(b)] == 0
+                ):  # its round outran the lane's bytes: the scalar player
                     lanes.clear_column(n, CS, Y, F, b)
                     round_start(st, key, r + b)
                     G[G_ROUND] = r + b
@@ -113,6 +116,7 @@ def run_chunk_lanes(
             C,
             TT,
             np.zeros(lanes.LANE_WORDS * LANES, dtype=np.uint64),
+            np.zeros(lanes.LANE_BYTES * LANES, dtype=np.uint8),
             np.zeros(lanes.S_ROWS * LANES, dtype=np.int64),
             *(np.zeros(per, dtype=np.int64) for _ in range(7)),
         )
