@@ -7,6 +7,7 @@ Timed per round, ``--turns`` turns of ``--rounds`` rounds each, the order altern
   issue 29's "x numpy" divides by (benchmarks/throughput.py);
 * ``scalar``: ``kernel.run_chunk`` on the scalar path (``lanes_off`` forced);
 * ``lanes``: ``kernel.run_chunk`` on the lanes (lanes_run.py), flush and replays included;
+* ``start``: their start alone (``lanes.start_block``: streams, R1 dice, T2 ranks, keys);
 * ``block``: the lanes' blocks alone (``lanes.play_block``: streams, dice, ranks, turns,
   the counts written into a batch's columns), no replays, nothing flushed.
 
@@ -44,6 +45,13 @@ def blocks(key, rounds, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB
             key, r0, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, CS, Y, F
         )
     return passes
+
+
+@njit
+def starts(key, rounds, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS):
+    """``lanes.start_block`` over ``rounds`` rounds: streams, dice, ranks and keys."""
+    for r0 in range(0, rounds - lanes.LANES + 1, lanes.LANES):
+        lanes.start_block(key, r0, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS)
 
 
 def main() -> None:
@@ -89,11 +97,15 @@ def main() -> None:
     def block() -> None:
         blocks(key4, args.rounds, n, order, C, TT, *work)
 
+    def start() -> None:
+        starts(key4, args.rounds, n, C, *work[:-3])
+
     stages = {
         "numpy dice": numpy_dice,
         "scalar": lambda: run(scalar),
         "lanes": lambda: run(compiled),
         "block": block,
+        "start": start,
     }
     for f in stages.values():  # compile
         f()

@@ -1,20 +1,16 @@
 """Readiness rounds side by side ("lanes"): ``LANES`` rounds at once, exactly as
-``rules.play_round`` plays them one by one, for the scenarios it can serve.
-
-Not in use
-----------
-The lanes are exact (tests/test_readiness_lanes.py) but, measured in one process against
-the scalar path on the benchmark scenario (4 x readiness 3), not faster: ``ENABLED`` is
-False, so ``why_not_lanes`` names "not_faster" first for every scenario and
-``kernel.run_chunk`` never reaches them (README, Performance).  The tests turn them on.
+``rules.play_round`` plays them one by one, for the scenarios it can serve
+(``kernel.run_chunk`` sends them to lanes_run.py; docs/performance.md has the figures).
 
 Which scenarios
 ---------------
 ``why_not_lanes`` names the first reason a scenario cannot take the lanes (``REASONS``;
-kept on ``kernel.Compiled.lanes_off``): the lanes not enabled, any hold policy, guard,
-``hit_chance`` below 1, ``attack_share`` strictly between 0 and 1, advantage (R2), more
-than ``MAX_LANE_COMBATANTS`` combatants, more than ``MAX_LANE_DICE`` dice a round, a
-counts array with fewer than ``LANES`` cycles a row, or a count the lanes do not carry
+kept on ``kernel.Compiled.lanes_off``): the lanes not enabled (``ENABLED``), any hold
+policy, guard (R7, or R7a's guard of named allies), ``hit_chance`` below 1,
+``attack_share`` strictly between 0 and 1, advantage (R2), fights (R8a: a fight's rounds
+are played by ``kernel.rows``, never by ``run_chunk``, and ``opening`` needs fights),
+more than ``MAX_LANE_COMBATANTS`` combatants, more than ``MAX_LANE_DICE`` dice a round,
+a counts array with fewer than ``LANES`` cycles a row, or a count the lanes do not carry
 (``LANE_CARRIES``).  Every other field value is modelled: ``surprised``, every
 ``defend`` policy (with ``hit_chance`` 1 a ``+when_effective`` form answers as the policy
 it modifies), every ``order``, any target lists.  A scenario without holds has no
@@ -26,18 +22,23 @@ A block of ``LANES`` consecutive rounds of a chunk: row ``b`` of every per-lane 
 round ``r0 + b``.  Each round's first ``LANE_WORDS`` stream outputs (``round_start`` and
 xoshiro, the words ``next_u64`` gives) are computed for all lanes at once; every draw
 of the round is a byte of them, at the lane's own position.  A round whose draws
-would need a byte beyond them (or a second rejected byte of one draw) is marked not
-*ok* and played again, alone, by ``rules.play_round`` (the scalar player) into its
-column: the sums are those of the scalar path bit for bit.
+would need a byte beyond them (or a second rejected byte of one draw, or more than
+``MAX_REJECTED`` rejected bytes among its dice) is marked not *ok* and played again,
+alone, by ``rules.play_round`` (the scalar player) into its column: the sums are those
+of the scalar path bit for bit.
 
 Every loop runs along the lanes (the innermost loop over ``b``), the combatants and
-dice in loops outside it, with no branch on a lane's data: LLVM vectorises them.  A
-pass plays one action in every lane still playing (R3's choice from keys computed
-from the pools, T3's draw where the best key has a twin, R4's spend, R7's target
-draw and response); passes go on until no lane has a die left.  The counts of a
-combatant are two packed words of 8-bit fields per lane (``WORD_A``, ``WORD_B``),
-unpacked into the kernel's counts array ``Y`` at the end of the block: the same rows
-``play_round`` writes (the flush derives the rest).
+dice in loops outside it, with no branch on a lane's data and no call LLVM cannot
+vectorise (numba's ``min`` and ``max`` are such calls: selects instead): LLVM
+vectorises them.  R1 reads the bytes as rows (byte p of every lane), die k one of the
+rows k .. k + MAX_REJECTED + 1 chosen by the lane's rejected bytes so far.  A pass
+plays one action in every lane still playing (R3's choice from keys computed from the
+pools, T3's draw where the best key has a twin, R4's spend, R7's target draw and
+response).  After ``FIRST_PASSES`` passes the rounds still playing are moved to the
+front of the block and played alone until no die is left.  The counts of a combatant
+are two packed words of 8-bit fields per lane (``WORD_A``, ``WORD_B``), unpacked into
+the kernel's counts array ``Y``: the same rows ``play_round`` writes (the flush derives
+the rest).
 """
 
 from __future__ import annotations
@@ -83,8 +84,8 @@ from simkit.systems.readiness.codes import (
 from simkit.systems.stream import BYTE_LIMIT, RECIPROCAL, _mix, round_start
 from simkit.systems.support import leading_zeros, njit
 
-# Measured not faster than the scalar path (lanes.py docstring): off.  Tests set it True.
-ENABLED = False
+# On: measured faster than the scalar path (docs/performance.md).  False turns them off.
+ENABLED = True
 LANES = 128  # rounds side by side (a block); the counts array has at least as many columns
 ULANES = np.uint64(LANES)
 LANE_WORDS = 4  # stream outputs a lane holds: 32 byte draws
@@ -258,21 +259,9 @@ def _larger(x, y):
 
 
 @njit(**{**INNER, "error_model": "numpy"})
-def play_block(key, r0, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, CS, Y, F):
-    """Rounds r0 .. r0 + LANES - 1 of the chunk with key ``key``, side by side.
-
-    ``S`` [S_ROWS, LANES]: per lane ok, position, step, best key, actor, continuing,
-    class, scratch, the actor's share, target count and pool; ``POOL``, ``RK``,
-    ``FIRST``, ``ATT``, ``WA``, ``WB``, ``KEYS`` [n, LANES]: per combatant and lane its
-    pool, rank bits, first step, attacked flag, packed counts and R3 key.  Leaves in
-    ``S``'s row OKS 1 where the lane's round was played exactly (0: the scalar player
-    must play it again), its counts in its column of ``Y`` (rows ``CS``) and its first
-    steps in ``F`` (``write_counts``).  Returns the passes played (the most actions of
-    a round of the block).
-
-    ``FIRST_PASSES`` passes go over the whole block; the rounds still playing then
-    (about 11% at 4 x 3) are moved to the front (``compact``) and played alone to the
-    end, their counts written into their own columns (``write_back``)."""
+def start_block(key, r0, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS):
+    """The start of rounds r0 .. r0 + LANES - 1 (``play_block``'s rows): streams, R1 dice,
+    T2 ranks and every combatant's R3 key, the best of them in S's row BEST."""
     OK, POS, STEP, BEST, CONT, AUX = ROW0, ROW1, ROW2, ROW3, ROW5, ROW7
     un = np.uint64(n)
     golden = np.uint64(0x9E3779B97F4A7C15)
@@ -368,6 +357,26 @@ def play_block(key, r0, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB
             k = _key(POOL[row + b], RK[row + b])
             KEYS[row + b] = k
             S[BEST + b] = _larger(S[BEST + b], k)
+
+
+@njit(**{**INNER, "error_model": "numpy"})
+def play_block(key, r0, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, CS, Y, F):
+    """Rounds r0 .. r0 + LANES - 1 of the chunk with key ``key``, side by side.
+
+    ``S`` [S_ROWS, LANES]: per lane ok, position, step, best key, actor, continuing,
+    class, scratch, the actor's share, target count and pool; ``POOL``, ``RK``,
+    ``FIRST``, ``ATT``, ``WA``, ``WB``, ``KEYS`` [n, LANES]: per combatant and lane its
+    pool, rank bits, first step, attacked flag, packed counts and R3 key.  Leaves in
+    ``S``'s row OKS 1 where the lane's round was played exactly (0: the scalar player
+    must play it again), its counts in its column of ``Y`` (rows ``CS``) and its first
+    steps in ``F`` (``write_counts``).  Returns the passes played (the most actions of
+    a round of the block).
+
+    ``FIRST_PASSES`` passes go over the whole block; the rounds still playing then
+    (about 11% at 4 x 3) are moved to the front (``compact``) and played alone to the
+    end, their counts written into their own columns (``write_back``)."""
+    start_block(key, r0, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS)
+    OK = ROW0
     passes, left = play_passes(
         n, order, ULANES, FIRST_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KEYS
     )
