@@ -90,10 +90,10 @@ LANES = 128  # rounds side by side (a block); the counts array has at least as m
 ULANES = np.uint64(LANES)
 LANE_WORDS = 4  # stream outputs a lane holds: 32 byte draws
 # rows of the per-lane arrays (unsigned: the index arithmetic needs no fix-up)
-(ROW0, ROW1, ROW2, ROW3, ROW4, ROW5, ROW6, ROW7, ROW8, ROW9, ROW10, OKS, ORIG) = (
-    np.uint64(k * LANES) for k in range(13)
+(ROW0, ROW1, ROW2, ROW3, ROW4, ROW5, ROW6, ROW7, ROW8, ROW9, ROW10, OKS, ORIG, OFF) = (
+    np.uint64(k * LANES) for k in range(14)
 )
-S_ROWS = 13
+S_ROWS = 14
 FIRST_PASSES = np.int64(7)  # passes over the whole block; then the rounds still playing alone
 # stream.below's reciprocals ceil(2**32 / t) of the small counts (``_below_small``)
 R1, R2, R3, R4, R5, R6, R7, R8 = (
@@ -201,16 +201,20 @@ HOT = {**INNER, "forceinline": True, "error_model": "numpy"}
 
 
 @njit(**HOT)
-def _byte(WD, b, p):
-    """Byte draw ``p`` (0 .. LANE_BYTES - 1; anything beyond reads 0) of lane b."""
-    q = p >> 3
-    shift = np.uint64((p & 7) << 3)
+def _shift(WD, b, s):
+    """Lane b's words (a 256-bit number, low byte first) shifted down by ``s`` bits,
+    0 <= s <= 56, zeros coming in at the top: its next byte becomes the low byte of its
+    first word.  (``(x << 1) << (63 - s)``: ``x << (64 - s)``, 0 for s = 0.)"""
+    one = np.uint64(1)
+    up = np.uint64(63) - s
     w0 = WD[b]
     w1 = WD[ROW1 + b]
     w2 = WD[ROW2 + b]
     w3 = WD[ROW3 + b]
-    w = w0 if q == 0 else (w1 if q == 1 else (w2 if q == 2 else w3))
-    return np.int64((w >> shift) & np.uint64(255)) if p < LANE_BYTES else np.int64(0)
+    WD[b] = (w0 >> s) | ((w1 << one) << up)
+    WD[ROW1 + b] = (w1 >> s) | ((w2 << one) << up)
+    WD[ROW2 + b] = (w2 >> s) | ((w3 << one) << up)
+    WD[ROW3 + b] = w3 >> s
 
 
 @njit(**HOT)
@@ -331,7 +335,20 @@ def start_block(key, r0, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS):
                 POOL[row + b] += np.int64(1) << (FIELD * f)
             k += np.uint64(1)
     for b in range(ULANES):
-        S[POS + b] += np.int64(k)  # the next byte: the dice and the rejected bytes
+        p = S[POS + b] + np.int64(k)  # the next byte: the dice and the rejected bytes
+        S[POS + b] = p
+        # the words from byte p on: byte p the low byte of the first (``_shift``)
+        q = p >> 3
+        zero = np.uint64(0)
+        w0 = WD[b]
+        w1 = WD[ROW1 + b]
+        w2 = WD[ROW2 + b]
+        w3 = WD[ROW3 + b]
+        WD[b] = w0 if q == 0 else (w1 if q == 1 else (w2 if q == 2 else w3))
+        WD[ROW1 + b] = w1 if q == 0 else (w2 if q == 1 else (w3 if q == 2 else zero))
+        WD[ROW2 + b] = w2 if q == 0 else (w3 if q == 1 else zero)
+        WD[ROW3 + b] = w3 if q == 0 else zero
+        _shift(WD, b, np.uint64(8 * (p & 7)))
     # ---- T2: ranks of the full pools, the twin flag and the index
     for i in range(un):
         row = i * ULANES
@@ -432,12 +449,16 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
                 & np.int64(cont == 0)
                 & np.int64(best >= 0)
             )
+            # the lane's next bytes are the low bytes of its first word (``_shift``)
             tl = _limit(ties)
-            p = S[POS + b]
-            p += need & np.int64(_byte(WD, b, p) >= tl)
-            x = _byte(WD, b, p)
+            lo = WD[b]
+            x = np.int64(lo & np.uint64(255))
+            again = need & np.int64(x >= tl)  # rejected: the next byte
+            x = np.int64((lo >> np.uint64(8)) & np.uint64(255)) if again != 0 else x
+            p = S[POS + b] + again
             S[OK + b] &= ~need | np.int64((x < tl) & (p < LANE_BYTES))
             S[POS + b] = p + need
+            S[OFF + b] = again + need  # bytes used this pass
             r = _below_small(x, ties)
             S[AUX + b] = r if need != 0 else np.int64(-1)  # the tie wanted, -1 if none
             S[ACT + b] = (cont - 1) if cont != 0 else (7 - (best & 7))
@@ -467,11 +488,14 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             m = S[MR + b]
             drawn = shares & np.int64(m > 1)
             tl = _limit(m)
-            p = S[POS + b]
-            p += drawn & np.int64(_byte(WD, b, p) >= tl)
-            x = _byte(WD, b, p)
+            lo = WD[b] >> np.uint64(8 * S[OFF + b])  # (at most 2 bytes used: in the word)
+            x = np.int64(lo & np.uint64(255))
+            again = drawn & np.int64(x >= tl)
+            x = np.int64((lo >> np.uint64(8)) & np.uint64(255)) if again != 0 else x
+            p = S[POS + b] + again
             S[OK + b] &= ~drawn | np.int64((x < tl) & (p < LANE_BYTES))
             S[POS + b] = p + drawn
+            S[OFF + b] += again + drawn
             r = _below_small(x, m) * drawn
             # the target list's entry r, looked up below (a gather would keep this loop
             # from vectorising)
@@ -543,6 +567,7 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             keep = chained & (unbroken | np.int64(S[AUX + b] == 0))
             S[CONT + b] = S[ACT + b] * keep
             S[STEP + b] += np.int64(S[CLS + b] >= 0)
+            _shift(WD, b, np.uint64(8 * S[OFF + b]))  # the bytes used this pass out
 
 
 @njit(**INNER)
