@@ -90,10 +90,10 @@ LANES = 128  # rounds side by side (a block); the counts array has at least as m
 ULANES = np.uint64(LANES)
 LANE_WORDS = 4  # stream outputs a lane holds: 32 byte draws
 # rows of the per-lane arrays (unsigned: the index arithmetic needs no fix-up)
-(ROW0, ROW1, ROW2, ROW3, ROW4, ROW5, ROW6, ROW7, ROW8, ROW9, ROW10, OKS, ORIG, OFF) = (
-    np.uint64(k * LANES) for k in range(14)
+(ROW0, ROW1, ROW2, ROW3, ROW4, ROW5, ROW6, ROW7, ROW8, ROW9, ROW10, OKS, ORIG, OFF, SPD) = (
+    np.uint64(k * LANES) for k in range(15)
 )
-S_ROWS = 14
+S_ROWS = 15
 FIRST_PASSES = np.int64(7)  # passes over the whole block; then the rounds still playing alone
 # stream.below's reciprocals ceil(2**32 / t) of the small counts (``_below_small``)
 R1, R2, R3, R4, R5, R6, R7, R8 = (
@@ -507,9 +507,17 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             S[MR + b] = TT[S[CLS + b]]
         for b in range(width):
             live = np.int64(S[BEST + b] >> 63) + 1
-            # who attacks whom, as a code: c + 8 (d + 1) if attacking, else c; -1 if idle
-            code = S[ACT + b] + (S[MR + b] + 1) * 8 * S[SHR + b]
-            S[CLS + b] = code if live != 0 else np.int64(-1)
+            # who acts (-1: nobody, the round is over), whom it attacks (-1: nobody), what
+            # it spends (one die of value a, as a pool) and adds to its counts
+            a = S[SEL + b]
+            shares = S[SHR + b]
+            step = S[STEP + b]
+            S[CLS + b] = S[ACT + b] if live != 0 else np.int64(-1)
+            S[MR + b] = S[MR + b] if shares != 0 else np.int64(-1)
+            S[SPD + b] = (np.int64(1) << (FIELD * (a - 1))) if a > 0 else np.int64(0)
+            S[SHR + b] = (
+                (np.int64(1) << A_ACTIONS) + (np.int64(step == 0) << A_FIRST) + (shares << A_MADE)
+            )
             S[BEST + b] = -1
             S[AUX + b] = 0  # someone responded (a chain ends)
         # the actor's counts and spend, then R7: the target answers from its dice
@@ -520,19 +528,14 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             able = C[3, i]
             hasty_limit = C[4, i]
             for b in range(width):
-                code = S[CLS + b]
                 a = S[SEL + b]
                 step = S[STEP + b]
-                acts = np.int64((code >= 0) & ((code & 7) == me))
-                pool = POOL[row + b] - ((acts << (FIELD * (a - 1))) if a > 0 else np.int64(0))
+                acts = np.int64(S[CLS + b] == me)
+                hit_me = np.int64(S[MR + b] == me)
+                pool = POOL[row + b] - (S[SPD + b] & -acts)
                 first0 = FIRST[row + b]
                 first = step if (acts != 0) & (step < first0) else first0
-                wa = WA[row + b] + acts * (
-                    (np.int64(1) << A_ACTIONS)
-                    + (np.int64(step == 0) << A_FIRST)
-                    + (np.int64(code >= 8) << A_MADE)
-                )
-                hit_me = np.int64((code >= 8) & ((code >> 3) - 1 == me))
+                wa = WA[row + b] + (S[SHR + b] & -acts)
                 die = _top(pool)
                 can = able & np.int64(pool != 0)
                 normal = can & np.int64(die >= a)
@@ -544,21 +547,24 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
                 pool -= (own << (FIELD * (die - 1))) if die > 0 else np.int64(0)
                 outcome = np.int64(2) if hasty != 0 else normal
                 scale = (a - die) if a - die > 1 else np.int64(1)
-                WA[row + b] = wa + hit_me * (
-                    (early << A_EARLY)
-                    + (own << A_DEFENSES)
-                    + (np.int64(1) << (A_OUTCOME + 8 * outcome))
+                WA[row + b] = wa + (
+                    (
+                        (early << A_EARLY)
+                        + (own << A_DEFENSES)
+                        + (np.int64(1) << (A_OUTCOME + 8 * outcome))
+                    )
+                    & -hit_me
                 )
                 WB[row + b] += (hasty << (8 * (scale - 1))) + ((hit_me & (1 - normal)) << B_HITS)
                 S[AUX + b] |= own
                 POOL[row + b] = pool
                 FIRST[row + b] = first
-                # a chain may go on: the actor's next die has the value a
-                goes = (acts != 0) & (pool != 0) & (_top(pool) == a)
-                S[ACT + b] = (me + 1) if goes else (np.int64(0) if acts != 0 else S[ACT + b])
                 k = _key(pool, RK[row + b])
                 KEYS[row + b] = k
                 S[BEST + b] = _larger(S[BEST + b], k)
+                # a chain may go on: the actor's next die has the value a (its new key's)
+                goes = (acts != 0) & ((k >> K_V) == a)
+                S[ACT + b] = (me + 1) if goes else (np.int64(0) if acts != 0 else S[ACT + b])
         # R3 (chain orders): the actor goes on with its next die of value a unless a
         # response broke the run ("chain"), or always ("chain_unbroken")
         unbroken = np.int64(order == ORDER_CHAIN_UNBROKEN)
