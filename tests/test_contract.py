@@ -139,13 +139,14 @@ def test_run_chunk_equals_the_flushed_trace(system):
 
 @pytest.mark.parametrize("system", SYSTEMS)
 def test_run_chunk_equals_the_flushed_trace_on_the_bench_scenario(system):
-    """The bench scenario takes the system's fast path where it has one (vtm and
-    perception: rounds side by side, ``lanes_off`` None): ``run_chunk`` there equals the
-    traced rounds flushed as cycles, bit for bit, over whole blocks of lanes and a tail,
-    from a ``first`` round.  (The random scenarios above mostly take the scalar path;
-    readiness's lanes, off by default, are held to it in test_readiness_lanes.py.)"""
+    """The bench scenario takes the system's fast path where it has one (every system:
+    rounds side by side, ``lanes_off`` None): ``run_chunk`` there equals the traced
+    rounds flushed as cycles, bit for bit, over whole blocks of lanes and a tail, from a
+    ``first`` round.  (The random scenarios above mostly take the scalar path; readiness's
+    lanes are held to it on random scenarios they serve in test_readiness_lanes.py.)"""
     sys_ = systems.get(system)
     job = engine.prepare(scenario_from_dict(sys_.bench_scenario(), source="<bench>"))
+    assert getattr(job.compiled, "lanes_off", None) is None, f"{system}: the bench takes no lanes"
     for n, first in ((300, 0), (300 if JIT_DISABLED else 2001, 77)):
         key = _key(6000 + n)
         tr = sys_.trace(job.compiled, key, n, first=first)

@@ -164,8 +164,16 @@ class Readiness(SystemBase):
         return events.event_json(event, scenario.names)
 
     def warmup_scenarios(self) -> list[dict[str, Any]]:
-        """The bench scenario and one with holds, guards and advantage: both drivers
-        (run and trace) over the one round function reach every kernel path."""
+        """The bench scenario (the lanes: kernel.Compiled.lanes_off None), one without
+        holds that the lanes do not serve (a guard: the scalar driver without R5) and one
+        with holds, guards and advantage: every driver (run and trace) over the one round
+        function, and the lanes, reach every kernel path."""
+        bench = self.bench_scenario()
+        plain = {**bench, "scenario": {"name": "warmup readiness plain", "system": self.name}}
+        plain["combatant"] = [
+            {**bench["combatant"][0], "guard": "backup"},
+            *bench["combatant"][1:],
+        ]
         holds = {
             "scenario": {"name": "warmup readiness", "system": self.name},
             "combatant": [
@@ -174,7 +182,7 @@ class Readiness(SystemBase):
                 {"name": "C", "side": "b", "count": 2, "readiness": 3, "hold": "until_enemy_acts"},
             ],
         }
-        return [self.bench_scenario(), holds]
+        return [bench, plain, holds]
 
     def bench_scenario(self) -> dict[str, Any]:
         return {
