@@ -295,12 +295,16 @@ def start_block(key, r0, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS):
     # ---- R1: every combatant's dice, in scenario order.  The bytes of the streams as
     # rows (BY[p, b]: byte p of lane b); die k of the round is byte k + r of its lane, r
     # the bytes rejected before it (S[POS] meanwhile): one of four rows, by selects
-    for w in range(LANE_WORDS):
+    dice = np.int64(0)
+    for i in range(n):
+        dice += C[0, i]
+    for w in range((dice + MAX_REJECTED + 8) >> 3):  # the words R1 can read
+        word = np.uint64(w) * ULANES
         for j in range(8):
             out = np.uint64(8 * w + j) * ULANES
             shift = np.uint64(8 * j)
             for b in range(ULANES):
-                BY[out + b] = np.uint8((WD[np.uint64(w) * ULANES + b] >> shift) & np.uint64(255))
+                BY[out + b] = np.uint8((WD[word + b] >> shift) & np.uint64(255))
     limit = BYTE_LIMIT[SIDES]
     k = np.uint64(0)  # the round's dice so far
     for i in range(un):
@@ -393,13 +397,12 @@ def play_block(key, r0, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB
     (about 11% at 4 x 3) are moved to the front (``compact``) and played alone to the
     end, their counts written into their own columns (``write_back``)."""
     start_block(key, r0, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS)
-    OK = ROW0
     passes, left = play_passes(
         n, order, ULANES, FIRST_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KEYS
     )
     write_counts(n, CS, Y, F, WA, WB, FIRST)
     for b in range(ULANES):
-        S[OKS + b] = S[OK + b]
+        S[OKS + b] = S[ROW0 + b]
     if left == 0:
         return passes
     # the rounds still playing to the front (lanes 0 .. m - 1), then passes over them alone
