@@ -1,11 +1,13 @@
 """System ``readiness``: dice-pool initiative (docs/rules.md, R1-R10, revision 3).
 
 The package: ``schema.py`` (fields and rules), ``codes.py`` (the named codes of every
-value, count and event), ``rules.py`` (one round, R1-R9: the only implementation of
-the rules), ``kernel.py`` (a scenario as arrays; ``run_chunk`` and ``trace``, both
-playing every round through ``rules.play_round``), ``events.py`` (trace events as the
-twin's tuples, text and JSON).  The plain-Python twin tests/twins/readiness.py is the
-specification the kernel is held to.
+value, count and event), ``rules.py`` (one round, R1-R9: the implementation of the
+rules), ``kernel.py`` (a scenario as arrays; ``run_chunk`` and ``trace``, both playing
+rounds through ``rules.play_round``), ``lanes.py`` and ``lanes_run.py`` (``run_chunk``'s
+shortcut for the simplest scenarios: 128 rounds side by side, sums equal to
+``play_round``'s bit for bit), ``events.py`` (trace events as the twin's tuples, text
+and JSON).  The plain-Python twin tests/twins/readiness.py is the specification the
+kernel is held to.
 """
 
 from __future__ import annotations

@@ -5,11 +5,15 @@
 rounds of a chunk and adds their regeneration-cycle sums (metrics.sums) to a ``Sums``;
 ``trace`` (driver ``trace_rounds``) plays the same rounds on the same code and returns
 every round's complete count row, the events of play, the R8 carries and the stream
-states.  Every driver calls ``rules.play_round``, the one implementation of the rules,
-for every round of every scenario, with or without holds, as built by
-``rules.round_player``: without events in simulation, and without the R5 code in the
-driver of scenarios without a hold policy (``run_rounds_plain``), so a cold start
-compiles only what its path can reach (README: a few seconds).
+states.  Every driver calls ``rules.play_round``, the one implementation of the rules
+for every scenario, with or without holds, as built by ``rules.round_player``: without
+events in simulation, and without the R5 code in the driver of scenarios without a hold
+policy (``run_rounds_plain``), so a cold start compiles only what its path can reach
+(README: a few seconds).  The one exception: ``run_chunk`` of a scenario the lanes serve
+(``Compiled.lanes_off`` None: no holds, guards, advantage, fights, ...) plays its rounds
+128 side by side (lanes.py, lanes_run.py, compiled on first use), its sums held equal to
+``play_round``'s bit for bit (tests/test_readiness_lanes.py), the rounds it cannot finish
+played by ``play_round``.
 
 Counts and their sums
 ---------------------
