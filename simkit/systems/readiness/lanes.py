@@ -179,10 +179,12 @@ def why_not_lanes(p: np.ndarray, batch: int, never: frozenset[str], fights: bool
 
 
 def lane_tables(p: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per combatant: (dice, share 0/1, target count, able to respond 0/1, hasty limit)
-    as ``C`` [5, n], and its target list as row i of ``TT`` [n, MAX_LANE_COMBATANTS]."""
+    """Per combatant: (dice, share 0/1, target count, able to respond 0/1, hasty limit,
+    its attack in one word: share | count << 1 | stream.BYTE_LIMIT[count] << 8 |
+    stream.RECIPROCAL[count] << 20) as ``C`` [6, n], and its target list as row i of
+    ``TT`` [n, MAX_LANE_COMBATANTS]."""
     n = p.shape[1]
-    C = np.zeros((5, n), dtype=np.int64)
+    C = np.zeros((6, n), dtype=np.int64)
     TT = np.zeros(n * MAX_LANE_COMBATANTS, dtype=np.int64)
     for i in range(n):
         C[0, i] = p[P_DICE, i]
@@ -190,6 +192,8 @@ def lane_tables(p: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndar
         C[2, i] = p[P_TARGET_COUNT, i]
         C[3, i] = int(p[P_SURPRISED, i] == 0 and p[P_DEFEND, i] != DEFEND_NEVER)
         C[4, i] = p[P_HASTY_LIMIT, i]
+        m = int(p[P_TARGET_COUNT, i])
+        C[5, i] = C[1, i] | m << 1 | int(BYTE_LIMIT[m]) << 8 | int(RECIPROCAL[m]) << 20
         start = int(p[P_TARGET_START, i])
         for r in range(int(p[P_TARGET_COUNT, i])):
             TT[i * MAX_LANE_COMBATANTS + r] = targets[start + r]
@@ -465,32 +469,33 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             r = _below_small(x, ties)
             S[AUX + b] = r if need != 0 else np.int64(-1)  # the tie wanted, -1 if none
             S[ACT + b] = (cont - 1) if cont != 0 else (7 - (best & 7))
-        # the actor (the tie drawn), its pool, attack share and target count
+        # the actor (the tie drawn) and its attack word (lane_tables' C[5])
         for i in range(un):
             row = i * ULANES
             me = np.int64(i)
-            share = C[1, i]
-            count = C[2, i]
+            word = C[5, i]
             for b in range(width):
                 tied = np.int64((KEYS[row + b] >> K_RANK) == S[CLS + b])
                 chosen = (tied & np.int64(S[AUX + b] == 0)) != 0
                 S[AUX + b] -= tied
                 acts = chosen | (S[ACT + b] == me)
                 S[ACT + b] = me if acts else S[ACT + b]
-                S[SEL + b] = POOL[row + b] if acts else S[SEL + b]
-                S[SHR + b] = share if acts else S[SHR + b]
-                S[MR + b] = count if acts else S[MR + b]
-        # R4: the actor spends its highest die a; its target, if it attacks
+                S[MR + b] = word if acts else S[MR + b]
+        # R4: the actor spends its highest die a: a chain's next die has the value of its
+        # last (S[SEL]), else the best key's value (a T3 tie is of the same class); its
+        # target, if it attacks
         for b in range(width):
-            live = np.int64(S[BEST + b] >> 63) + 1  # 1 if the lane still plays
+            best = S[BEST + b]
+            live = np.int64(best >> 63) + 1  # 1 if the lane still plays
             c = S[ACT + b]
-            a = _top(S[SEL + b])
-            S[SEL + b] = a * live
-            shares = S[SHR + b] * live
+            a = (S[SEL + b] if S[CONT + b] != 0 else best >> K_V) * live
+            S[SEL + b] = a
+            word = S[MR + b]
+            shares = (word & 1) * live
             # the target: below(count) (for a power of two count the same byte & mask)
-            m = S[MR + b]
+            m = (word >> 1) & 15
             drawn = shares & np.int64(m > 1)
-            tl = _limit(m)
+            tl = (word >> 8) & 511
             lo = WD[b] >> np.uint64(8 * S[OFF + b])  # (at most 2 bytes used: in the word)
             x = np.int64(lo & np.uint64(255))
             again = drawn & np.int64(x >= tl)
@@ -499,7 +504,7 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             S[OK + b] &= ~drawn | np.int64((x < tl) & (p < LANE_BYTES))
             S[POS + b] = p + drawn
             S[OFF + b] += again + drawn
-            r = _below_small(x, m) * drawn
+            r = (x - ((x * (word >> 20)) >> 32) * m) * drawn
             # the target list's entry r, looked up below (a gather would keep this loop
             # from vectorising)
             S[CLS + b] = np.int64(
@@ -593,7 +598,8 @@ def compact(n, S, WD, POOL, RK, FIRST, ATT, WA, WB, KEYS):
         S[ORIG + j] = np.int64(b)
         if j == b:
             continue
-        for row in (ROW0, ROW1, ROW2, ROW3, ROW5):  # ok, position, step, best, continuing
+        for row in (ROW0, ROW1, ROW2, ROW3, ROW5, ROW10):  # ok, position, step, best,
+            # continuing, the last die
             S[row + j] = S[row + b]
         for w in range(LANE_WORDS):
             WD[np.uint64(w) * ULANES + j] = WD[np.uint64(w) * ULANES + b]
