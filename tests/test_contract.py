@@ -138,6 +138,26 @@ def test_run_chunk_equals_the_flushed_trace(system):
 
 
 @pytest.mark.parametrize("system", SYSTEMS)
+def test_run_chunk_equals_the_flushed_trace_on_the_bench_scenario(system):
+    """The bench scenario takes the system's fast path where it has one (every system:
+    rounds side by side, ``lanes_off`` None): ``run_chunk`` there equals the traced
+    rounds flushed as cycles, bit for bit, over whole blocks of lanes and a tail, from a
+    ``first`` round.  (The random scenarios above mostly take the scalar path; readiness's
+    lanes are held to it on random scenarios they serve in test_readiness_lanes.py.)"""
+    sys_ = systems.get(system)
+    job = engine.prepare(scenario_from_dict(sys_.bench_scenario(), source="<bench>"))
+    assert getattr(job.compiled, "lanes_off", None) is None, f"{system}: the bench takes no lanes"
+    for n, first in ((300, 0), (300 if JIT_DISABLED else 2001, 77)):
+        key = _key(6000 + n)
+        tr = sys_.trace(job.compiled, key, n, first=first)
+        rows, lengths = cycles(tr.rows, tr.carries)
+        want = flush_rows(rows, job.layout, lengths)
+        got = job.layout.new_sums()
+        sys_.run_chunk(job.compiled, key, n, got, first=first)
+        assert got.equals(want), f"{system}: the lanes differ from the trace"
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
 @pytest.mark.skipif(JIT_DISABLED, reason="whole chunks: too slow without the JIT")
 def test_workers_and_batches_change_nothing(system):
     rng = random.Random(f"workers-{system}")

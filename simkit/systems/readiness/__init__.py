@@ -1,11 +1,13 @@
 """System ``readiness``: dice-pool initiative (docs/rules.md, R1-R10, revision 3).
 
 The package: ``schema.py`` (fields and rules), ``codes.py`` (the named codes of every
-value, count and event), ``rules.py`` (one round, R1-R9: the only implementation of
-the rules), ``kernel.py`` (a scenario as arrays; ``run_chunk`` and ``trace``, both
-playing every round through ``rules.play_round``), ``events.py`` (trace events as the
-twin's tuples, text and JSON).  The plain-Python twin tests/twins/readiness.py is the
-specification the kernel is held to.
+value, count and event), ``rules.py`` (one round, R1-R9: the implementation of the
+rules), ``kernel.py`` (a scenario as arrays; ``run_chunk`` and ``trace``, both playing
+rounds through ``rules.play_round``), ``lanes.py`` and ``lanes_run.py`` (``run_chunk``'s
+shortcut for the simplest scenarios: 128 rounds side by side, sums equal to
+``play_round``'s bit for bit), ``events.py`` (trace events as the twin's tuples, text
+and JSON).  The plain-Python twin tests/twins/readiness.py is the specification the
+kernel is held to.
 """
 
 from __future__ import annotations
@@ -164,8 +166,16 @@ class Readiness(SystemBase):
         return events.event_json(event, scenario.names)
 
     def warmup_scenarios(self) -> list[dict[str, Any]]:
-        """The bench scenario and one with holds, guards and advantage: both drivers
-        (run and trace) over the one round function reach every kernel path."""
+        """The bench scenario (the lanes: kernel.Compiled.lanes_off None), one without
+        holds that the lanes do not serve (a guard: the scalar driver without R5) and one
+        with holds, guards and advantage: every driver (run and trace) over the one round
+        function, and the lanes, reach every kernel path."""
+        bench = self.bench_scenario()
+        plain = {**bench, "scenario": {"name": "warmup readiness plain", "system": self.name}}
+        plain["combatant"] = [
+            {**bench["combatant"][0], "guard": "backup"},
+            *bench["combatant"][1:],
+        ]
         holds = {
             "scenario": {"name": "warmup readiness", "system": self.name},
             "combatant": [
@@ -174,7 +184,7 @@ class Readiness(SystemBase):
                 {"name": "C", "side": "b", "count": 2, "readiness": 3, "hold": "until_enemy_acts"},
             ],
         }
-        return [self.bench_scenario(), holds]
+        return [bench, plain, holds]
 
     def bench_scenario(self) -> dict[str, Any]:
         return {

@@ -5,11 +5,15 @@
 rounds of a chunk and adds their regeneration-cycle sums (metrics.sums) to a ``Sums``;
 ``trace`` (driver ``trace_rounds``) plays the same rounds on the same code and returns
 every round's complete count row, the events of play, the R8 carries and the stream
-states.  Every driver calls ``rules.play_round``, the one implementation of the rules,
-for every round of every scenario, with or without holds, as built by
-``rules.round_player``: without events in simulation, and without the R5 code in the
-driver of scenarios without a hold policy (``run_rounds_plain``), so a cold start
-compiles only what its path can reach (README: a few seconds).
+states.  Every driver calls ``rules.play_round``, the one implementation of the rules
+for every scenario, with or without holds, as built by ``rules.round_player``: without
+events in simulation, and without the R5 code in the driver of scenarios without a hold
+policy (``run_rounds_plain``), so a cold start compiles only what its path can reach
+(README: a few seconds).  The one exception: ``run_chunk`` of a scenario the lanes serve
+(``Compiled.lanes_off`` None: no holds, guards, advantage, fights, ...) plays its rounds
+128 side by side (lanes.py, lanes_run.py, compiled on first use), its sums held equal to
+``play_round``'s bit for bit (tests/test_readiness_lanes.py), the rounds it cannot finish
+played by ``play_round``.
 
 Counts and their sums
 ---------------------
@@ -56,7 +60,7 @@ from simkit.systems.counting import (
     clear_batch,
     flush_batch,
 )
-from simkit.systems.readiness import guards, schema
+from simkit.systems.readiness import guards, lanes, schema
 from simkit.systems.readiness.codes import (
     ACTIONS,
     ATTACKS_RECEIVED,
@@ -173,6 +177,7 @@ class Compiled:
     event_bound: int  # the most events one round can write
     dice: int  # dice rolled per round
     may_hold: bool  # some combatant has a hold policy (R5, and so R8)
+    lanes_off: str | None = None  # why lanes.py cannot play its rounds (lanes.REASONS)
 
     @property
     def n(self) -> int:
@@ -316,6 +321,7 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         event_bound=2 + 8 * n + 6 * dice + dice * _declining(params),
         dice=dice,
         may_hold=bool((params[P_HOLD] != HOLD_CODES["never"]).any()),
+        lanes_off=lanes.why_not_lanes(params, batch, frozenset(never), bool(scenario.fight_rounds)),
     )
 
 
@@ -840,7 +846,13 @@ def run_chunk(
     compiled: Compiled, key: np.ndarray, n_rounds: int, sums: Sums, first: int = 0, carry: int = 0
 ) -> int:
     """Play rounds ``first .. first + n_rounds - 1`` of the chunk with key ``key`` and add
-    them to ``sums``; ``carry`` 1: R8 forbids holds in the first.  Returns the carry."""
+    them to ``sums``; ``carry`` 1: R8 forbids holds in the first.  Returns the carry.
+    A scenario the lanes serve (``lanes_off`` None) goes to lanes_run.py (imported here:
+    it imports this module), which compiles only then."""
+    if compiled.lanes_off is None:
+        from simkit.systems.readiness.lanes_run import run_chunk_lanes
+
+        return run_chunk_lanes(compiled, key, n_rounds, sums, first)
     W, G, KT, Y, F, L, st = _work(compiled, compiled.batch, False, compiled.params)
     n = compiled.n
     drive = run_rounds if compiled.may_hold else run_rounds_plain

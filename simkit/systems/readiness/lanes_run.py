@@ -1,0 +1,123 @@
+"""The driver of the readiness lanes (lanes.py): ``run_chunk`` for a scenario whose
+``kernel.Compiled.lanes_off`` is None.
+
+Rounds go in blocks of ``lanes.LANES`` (the counts array's batch): ``lanes.play_block``
+plays a block side by side and ``lanes.write_counts`` puts its counts in the batch's
+columns; a round it could not finish from its lane's bytes is played again by
+``rules.play_round`` (the scalar player of kernel.py, ``play_plain``) into its column.
+A last block of fewer rounds is played by the scalar player alone.  The batch is then
+flushed by the scalar path's own flush (``kernel.flush_single``), so the sums are the
+scalar path's bit for bit (tests/test_readiness_lanes.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simkit.metrics import Sums
+from simkit.systems.base import EVENT_WIDTH
+from simkit.systems.readiness import lanes
+from simkit.systems.readiness.codes import COUNT_COLUMNS, G_LOG_BATCH, G_ORDER, G_ROUND, N_FIELDS
+from simkit.systems.readiness.kernel import Compiled, _work, flush_single, play_plain
+from simkit.systems.stream import round_start
+from simkit.systems.support import JIT, njit, unmanaged, with_columns
+
+LANES = lanes.LANES
+
+
+@njit(**JIT)
+def run_rounds_lanes(
+    key, first, n_rounds, P, T, GL, CS, W, G, KT, Y, F, L, EV, st, dist_off, ranges, agg_sum,
+    agg_any, derived, pair_rows, before_slots, s1, s2, sl, sx, tot, AB, FT, C, TT, WD, BY, S, POOL,
+    RK, FIRST, ATT, WA, WB, KEYS,
+):  # fmt: skip
+    """``kernel.run_rounds_plain`` with blocks of LANES rounds played side by side."""
+    key = unmanaged(key)
+    P = with_columns(P, N_FIELDS)
+    W = with_columns(W, N_FIELDS)
+    CS = with_columns(CS, COUNT_COLUMNS)
+    lb = G[G_LOG_BATCH]
+    plan = (dist_off, ranges, agg_sum, agg_any, derived, pair_rows)
+    sums = (s1, s2, sl, sx, tot, AB)
+    n = P.shape[0]
+    order = G[G_ORDER]
+    r = first
+    end = first + n_rounds
+    while r < end:
+        nb = min(LANES, end - r)
+        if nb == LANES:
+            lanes.play_block(
+                key, r, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, CS, Y, F
+            )
+            for b in range(LANES):
+                if (
+                    S[lanes.OKS + np.uint64(b)] == 0
+                ):  # its round outran the lane's bytes: the scalar player
+                    lanes.clear_column(n, CS, Y, F, b)
+                    round_start(st, key, r + b)
+                    G[G_ROUND] = r + b
+                    play_plain(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, 0)
+        else:
+            for b in range(nb):
+                round_start(st, key, r + b)
+                G[G_ROUND] = r + b
+                play_plain(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, 0)
+        for b in range(nb):
+            L[b] = 1
+        flush_single(Y, F, FT, L, nb, lb, CS, plan, sums)
+        r += nb
+    for i in range(n):  # acts_before: 0 or 1 per cycle (kernel.run_rounds)
+        for j in range(n):
+            slot = before_slots[i, j]
+            s1[slot] += AB[0, i, j]
+            s2[slot] += AB[0, i, j]
+            sl[slot] += AB[0, i, j] + AB[1, i, j]
+    return 0
+
+
+def run_chunk_lanes(
+    compiled: Compiled, key: np.ndarray, n_rounds: int, sums: Sums, first: int = 0
+) -> int:
+    """``kernel.run_chunk`` on the lanes (no holds: no stalemate, the carry is 0)."""
+    W, G, KT, Y, F, L, st = _work(compiled, compiled.batch, False, compiled.params)
+    n = compiled.n
+    C, TT = lanes.lane_tables(compiled.params, compiled.targets)
+    per = n * LANES
+    return int(
+        run_rounds_lanes(
+            np.ascontiguousarray(key[:4], dtype=np.uint64),
+            first,
+            n_rounds,
+            W,
+            compiled.targets,
+            compiled.guards,
+            compiled.count_table << np.uint64(G[G_LOG_BATCH]),
+            W,
+            G,
+            KT,
+            Y,
+            F,
+            L,
+            np.zeros((0, EVENT_WIDTH), dtype=np.int64),
+            st,
+            compiled.dist_offsets,
+            compiled.ranges,
+            compiled.agg_sum,
+            compiled.agg_any,
+            compiled.derived,
+            compiled.pair_rows,
+            compiled.before_slots,
+            sums.s1,
+            sums.s2,
+            sums.sl,
+            sums.sx,
+            sums.tot,
+            np.zeros((2, n, n), dtype=np.int64),
+            np.zeros((compiled.batch + 1) * n, dtype=np.int16),
+            C,
+            TT,
+            np.zeros(lanes.LANE_WORDS * LANES, dtype=np.uint64),
+            np.zeros(lanes.LANE_BYTES * LANES, dtype=np.uint8),
+            np.zeros(lanes.S_ROWS * LANES, dtype=np.int64),
+            *(np.zeros(per, dtype=np.int64) for _ in range(7)),
+        )
+    )
