@@ -29,13 +29,27 @@ Flushes into regeneration-cycle sums (metrics.sums.Sums)
     ``flush_batch`` and ``clear_batch`` do the same for a batch of cycles.  All sums are
     int64, so the order of the cycles never changes a bit of them.
 
-Outcome histogram
-    A round whose counts follow from a small *outcome code* is counted as that code: an
-    open-addressing hash table of (code, rounds) pairs (``new_histogram``,
-    ``histogram_add``) that starts small, doubles while more than half full, up to
-    ``HISTOGRAM_MAX_BITS``; beyond that ``histogram_add`` says so and the kernel turns
-    every outcome back into its row (its own decoding), flushes it with
-    ``flush_weighted`` and clears the table (``histogram_clear``).
+Outcome histograms
+    A round whose counts follow from a small *outcome code* is counted as that code, in
+    one of two histograms; ``histogram_kind(space)`` picks which by the number of codes
+    there can be (the one place that decides, ``DENSE_MAX``):
+
+    * ``DENSE``: an int64 vector of one entry per code, the code its index
+      (``new_dense_histogram``, ``dense_add``: one add, no probing).  A kernel may keep
+      several code spaces in one vector, each at an offset of its own.
+    * ``HASHED``: an open-addressing hash table of (code, rounds) pairs
+      (``new_histogram``, ``histogram_add``) that starts small, doubles while more than
+      half full, up to ``HISTOGRAM_MAX_BITS``; beyond that ``histogram_add`` says so and
+      the kernel empties it into the sums (``histogram_clear`` after).
+
+    Either is emptied into the sums by the same loop, made for a kernel's *decoder*
+    (``decode(code, ctx, y)``: writes the round of ``code`` into the row ``y`` from the
+    kernel's ``ctx``, a tuple of its arrays): ``dense_expander(decode)`` and
+    ``hashed_expander(decode)`` return that loop for the one kind, ``expand(h, ctx, y,
+    slots, s1, s2, sl, sx, pa, pb, tot)``: every code met ``w`` times is decoded once and
+    its row added ``w`` times (``flush_slots``: the ``slots`` summed, the cross sums of
+    ``pa``/``pb``; ``flush_weighted`` is the same over every slot), then the histogram
+    is empty.  Both are inner functions: a kernel's cached entry point calls them.
 
 Fast paths and their reasons
     A kernel's fast path (rounds played side by side, "lanes") serves only some
@@ -61,6 +75,9 @@ from simkit.metrics.sums import aggregate_round, flush_cycle
 from simkit.systems.support import JIT
 
 __all__ = [
+    "DENSE",
+    "DENSE_MAX",
+    "HASHED",
     "HISTOGRAM_EMPTY",
     "HISTOGRAM_HEADER",
     "HISTOGRAM_MAX_BITS",
@@ -72,14 +89,20 @@ __all__ = [
     "clear_batch",
     "close_chunk",
     "constant_units",
+    "dense_add",
+    "dense_expander",
     "first_reason",
     "flush_batch",
     "flush_cycle",
+    "flush_slots",
     "flush_weighted",
+    "hashed_expander",
     "histogram_add",
     "histogram_capacity",
     "histogram_clear",
+    "histogram_kind",
     "histogram_used",
+    "new_dense_histogram",
     "new_histogram",
     "pack_plan",
     "unit_members",
@@ -210,6 +233,22 @@ def flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot):
 
 
 @njit(**INNER)
+def flush_slots(y, w, slots, s1, s2, sl, sx, pa, pb, tot):
+    """``flush_weighted`` of the ``slots`` of ``y`` only (and the cross sums of
+    ``pa``/``pb``, none if they are empty)."""
+    for k in range(pa.size):
+        sx[k] += w * y[pa[k]] * y[pb[k]]
+    for k in range(slots.size):
+        v = y[slots[k]]
+        s1[slots[k]] += w * v
+        s2[slots[k]] += w * v * v
+        sl[slots[k]] += w * v
+    tot[0] += w
+    tot[1] += w
+    tot[2] += w
+
+
+@njit(**INNER)
 def aggregate_batch(Y, nb, lb, agg_sum, agg_any):
     """The group and side rows of cycles 0 .. nb - 1 of a batch (``1 << lb`` cycles a
     row): ``agg_sum`` [2, k] (source row, unit row) adds a member, ``agg_any`` [2, k]
@@ -287,7 +326,64 @@ def clear_batch(Y, L, nb):
         Y[m] = 0
 
 
-# --------------------------------------------------------------------------- histogram
+# --------------------------------------------------------------------------- histograms
+DENSE, HASHED = "dense", "hashed"
+DENSE_MAX = 1 << 16  # code spaces up to this size are counted densely (512 KiB at most)
+
+
+def histogram_kind(space: int) -> str:
+    """The histogram of a code space of ``space`` codes (0 .. space - 1): DENSE up to
+    DENSE_MAX codes, HASHED beyond.  The one place this is decided."""
+    return DENSE if space <= DENSE_MAX else HASHED
+
+
+def new_dense_histogram(*spaces: int) -> np.ndarray:
+    """An empty dense histogram of one or more code spaces (``spaces``: the number of
+    codes of each), one after the other in one int64 vector: one entry per code."""
+    for space in spaces:
+        if histogram_kind(space) != DENSE:
+            raise ValueError(f"{space} codes: more than DENSE_MAX ({DENSE_MAX}), use new_histogram")
+    return np.zeros(max(sum(spaces), 1), np.int64)
+
+
+@njit(**INNER, forceinline=True)
+def dense_add(h, code, count):
+    """Add ``count`` rounds of outcome ``code`` (an index of ``h``)."""
+    h[code] += count
+
+
+def dense_expander(decode):
+    """The loop that empties a dense histogram into the sums through ``decode``
+    (module docstring): ``expand(h, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot)``."""
+
+    @njit(**INNER)
+    def expand(h, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot):
+        for code in range(h.size):
+            w = h[code]
+            if w != 0:
+                decode(code, ctx, y)
+                flush_slots(y, w, slots, s1, s2, sl, sx, pa, pb, tot)
+                h[code] = 0
+
+    return expand
+
+
+def hashed_expander(decode):
+    """The loop that empties a hashed histogram into the sums through ``decode``
+    (module docstring): ``expand(t, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot)``."""
+
+    @njit(**INNER)
+    def expand(t, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot):
+        for h in range(t[0] + 1):
+            at = HISTOGRAM_HEADER + 2 * h
+            if t[at] != HISTOGRAM_EMPTY:
+                decode(t[at], ctx, y)
+                flush_slots(y, t[at + 1], slots, s1, s2, sl, sx, pa, pb, tot)
+        histogram_clear(t)
+
+    return expand
+
+
 # ``t``: int64, HISTOGRAM_HEADER entries (capacity - 1, outcomes held, largest capacity),
 # then (code, rounds) pairs: entry h at t[HISTOGRAM_HEADER + 2 h].
 HISTOGRAM_HEADER = 3
