@@ -105,6 +105,7 @@ __all__ = [
     "new_dense_histogram",
     "new_histogram",
     "pack_plan",
+    "plan_list",
     "unit_members",
 ]
 
@@ -150,6 +151,12 @@ def pack_plan(parts: list, flags: dict[int, int | bool], header: int) -> np.ndar
     for h, flag in flags.items():
         plan[h] = flag
     return plan
+
+
+@njit(**INNER, forceinline=True)
+def plan_list(plan, h):
+    """List ``h`` of a plan made by ``pack_plan`` (a view)."""
+    return plan[plan[h] : plan[h + 1]]
 
 
 # --------------------------------------------------------------------------- constants

@@ -24,6 +24,7 @@ from simkit.systems.counting import (
     aggregate_round,
     dense_expander,
     hashed_expander,
+    pack_plan,
 )
 from simkit.systems.perception.table import (
     K_ACTIONS,
@@ -67,6 +68,35 @@ CODE_CHOICE_BITS = 2
 CODE_BITS = CODE_SLOT_BITS + CODE_CHOICE_BITS  # per combatant
 HASH_BITS = 12  # outcomes are counted in a counting.new_histogram of 4096 entries at first
 HASH_MAX_BITS = 16  # growing to 65,536; emptied into the sums beyond half of that
+
+
+# Header of Compiled.plan (counting.pack_plan): where each list starts, the next one's
+# start its end
+(
+    H_SRC,  # Layout.aggregation: sources,
+    H_DST,  # destinations,
+    H_OP,  # and OP_SUM / OP_ANY
+    H_VAR_SRC,  # its entries of the counts P4 leaves free (varying_aggregation)
+    H_VAR_DST,
+    H_VAR_OP,
+    H_UNITS_VARYING,  # their group and side slots
+    H_PA,  # Layout.pair_indices: the first slot of every cross sum,
+    H_PB,  # and the second
+    H_PAIR_BEFORE,  # the acts_before slots a cross sum reads
+    H_END,
+) = range(11)
+H_SIZE = H_END + 1
+
+
+def compile_plan(layout: Layout) -> np.ndarray:
+    """The plan of a scenario: every list of slots the kernels read, in one vector."""
+    varying = varying_aggregation(layout)
+    return pack_plan(
+        [*layout.aggregation, *varying["agg_varying"], varying["units_varying"],
+         *layout.pair_indices(), pair_before(layout)],
+        {},
+        H_SIZE,
+    )  # fmt: skip
 
 
 def code_space(n: int) -> int:

@@ -102,24 +102,34 @@ from simkit.systems.counting import (
     histogram_kind,
     new_dense_histogram,
     new_histogram,
+    plan_list,
 )
 from simkit.systems.perception.counts import (
     BYTE_BLOCK,
     BYTE_ROUNDS,
     CODE_BITS,
     CODE_SLOT_BITS,
+    H_DST,
+    H_OP,
+    H_PA,
+    H_PAIR_BEFORE,
+    H_PB,
+    H_SRC,
+    H_UNITS_VARYING,
+    H_VAR_DST,
+    H_VAR_OP,
+    H_VAR_SRC,
     HASH_BITS,
     HASH_MAX_BITS,
     HIST_MAX_N,
     code_space,
+    compile_plan,
     count_round,
     empty_bytes,
     expand_dense,
     expand_hashed,
     fixed_counts,
     full_row,
-    pair_before,
-    varying_aggregation,
 )
 from simkit.systems.perception.schema import (
     GROUP_STAT_CODES,
@@ -230,11 +240,7 @@ class Compiled:
 
     layout: Layout
     tab: np.ndarray  # int64 [T_TARGETS + target lists, width]: parameters (round rows zero)
-    agg: tuple[np.ndarray, np.ndarray, np.ndarray]  # Layout.aggregation
-    agg_varying: tuple[np.ndarray, np.ndarray, np.ndarray]  # its entries P4 leaves free
-    units_varying: np.ndarray  # their aggregate slots
-    pairs: tuple[np.ndarray, np.ndarray]  # Layout.pair_indices
-    pair_before: np.ndarray  # acts_before slots that a cross sum reads
+    plan: np.ndarray  # int64: the lists of slots the kernels read (counts.H_* header)
     n_rollers: int
     sides: tuple[str, ...]  # side names (group-mode events name the side that rolls)
     lanes_off: str | None  # why _lanes cannot serve the scenario (LANE_REASONS), or None
@@ -320,10 +326,7 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         n_rollers=n if mode == MODE_INDIVIDUAL else ns,
         sides=tuple(sides),
         lanes_off=lanes_off,
-        agg=layout.aggregation,
-        **varying_aggregation(layout),
-        pairs=layout.pair_indices(),
-        pair_before=pair_before(layout),
+        plan=compile_plan(layout),
     )
 
 
@@ -550,9 +553,7 @@ def _note_round(ev, ne, r, tab):
 # --------------------------------------------------------------------------- run: general
 @njit(**JIT)
 def _run_general(
-    key, first, n_rounds, tab, src, dst, op, var_src, var_dst, var_op, units_varying, pa, pb,
-    pair_before, y,
-    acc1, acc2, accx, slot8, before8, s1, s2, sl, sx, tot, st,
+    key, first, n_rounds, tab, plan, y, acc1, acc2, accx, slot8, before8, s1, s2, sl, sx, tot, st,
 ):  # fmt: skip
     """Play rounds ``first ..`` of the chunk with key ``key``; add their sums.
 
@@ -561,13 +562,17 @@ def _run_general(
     distributions, scenario and aggregate slots.  acts_before goes to byte counters."""
     key = unmanaged(key)
     tab = unmanaged(tab)
-    var_src = unmanaged(var_src)
-    var_dst = unmanaged(var_dst)
-    var_op = unmanaged(var_op)
-    units_varying = unmanaged(units_varying)
-    pa = unmanaged(pa)
-    pb = unmanaged(pb)
-    pair_before = unmanaged(pair_before)
+    pv = unmanaged(plan)  # its lists: views without a reference count
+    src = plan_list(pv, H_SRC)
+    dst = plan_list(pv, H_DST)
+    op = plan_list(pv, H_OP)
+    var_src = plan_list(pv, H_VAR_SRC)
+    var_dst = plan_list(pv, H_VAR_DST)
+    var_op = plan_list(pv, H_VAR_OP)
+    units_varying = plan_list(pv, H_UNITS_VARYING)
+    pa = plan_list(pv, H_PA)
+    pb = plan_list(pv, H_PB)
+    pair_before = plan_list(pv, H_PAIR_BEFORE)
     y = unmanaged(y)
     acc1 = unmanaged(acc1)
     acc2 = unmanaged(acc2)
@@ -791,8 +796,7 @@ def _lanes(key, first, tab, codes, words, second, lanes):
 
 @njit(**JIT)
 def _run_histogram(
-    key, first, n_rounds, tab, src, dst, op, table, dense, y, slots, s1, s2, sl, sx, pa, pb, tot,
-    st, codes, final,
+    key, first, n_rounds, tab, plan, table, dense, y, slots, s1, s2, sl, sx, tot, st, codes, final,
 ):  # fmt: skip
     """Play rounds ``first ..`` of the chunk with key ``key`` (at most ``HIST_MAX_N``
     combatants); count each distinct outcome once (module docstring).  ``table``: the
@@ -803,6 +807,10 @@ def _run_histogram(
     round)."""
     key = unmanaged(key)
     tab = unmanaged(tab)
+    pv = unmanaged(plan)
+    ctx = (tab, plan_list(pv, H_SRC), plan_list(pv, H_DST), plan_list(pv, H_OP))
+    pa = plan_list(pv, H_PA)
+    pb = plan_list(pv, H_PB)
     table = unmanaged(table)
     st = unmanaged(st)
     codes = unmanaged(codes)
@@ -824,17 +832,20 @@ def _run_histogram(
         if dense:
             dense_add(table, code, ONE)
         elif histogram_add(table, code, ONE):  # full at its largest: emptied into the sums
-            expand_hashed(table, (tab, src, dst, op), y, slots, s1, s2, sl, sx, pa, pb, tot)
+            expand_hashed(table, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot)
     if final and dense:
-        expand_dense(table, (tab, src, dst, op), y, slots, s1, s2, sl, sx, pa, pb, tot)
+        expand_dense(table, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot)
     elif final:
-        expand_hashed(table, (tab, src, dst, op), y, slots, s1, s2, sl, sx, pa, pb, tot)
+        expand_hashed(table, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot)
 
 
 # --------------------------------------------------------------------------- trace
 @njit(**JIT)
-def _trace_rounds(key, first, n_rounds, tab, src, dst, op):
+def _trace_rounds(key, first, n_rounds, tab, plan):
     """Rounds ``first ..``: complete rows, events, and the stream state after each."""
+    src = plan_list(plan, H_SRC)
+    dst = plan_list(plan, H_DST)
+    op = plan_list(plan, H_OP)
     n = tab[T_PAR, P_N]
     rows = np.zeros((n_rounds, tab[T_PAR, P_SIZE]), np.int64)
     states = np.zeros((n_rounds, CANONICAL_WORDS), np.uint64)
@@ -883,8 +894,7 @@ def run_chunk(
     lay = compiled.layout
     y = np.zeros(lay.size, np.int64)
     st = np.zeros(STATE_WORDS, np.uint64)
-    pa, pb = compiled.pairs
-    src, dst, op = compiled.agg
+    n_pairs = len(lay.pairs)
     key4 = np.ascontiguousarray(key[:4], dtype=np.uint64)
     tab = compiled.tab.copy()
     if histogram:
@@ -903,16 +913,15 @@ def run_chunk(
             block = codes[: m // FAST_LANES * FAST_LANES]
             if block.size:
                 _lanes(key4, first + start, tab, block, words[0], words[1], lanes)
-            _run_histogram(key4, first + start, m, tab, src, dst, op, table, dense, y, slots,
-                           sums.s1, sums.s2, sums.sl, sums.sx, pa, pb, sums.tot, st, block,
+            _run_histogram(key4, first + start, m, tab, compiled.plan, table, dense, y, slots,
+                           sums.s1, sums.s2, sums.sl, sums.sx, sums.tot, st, block,
                            start + m == n_rounds)  # fmt: skip
         return
     n = lay.n
     stride = -(-n // BYTE_BLOCK) * BYTE_BLOCK  # acts_before rows, padded (_run_general)
     _run_general(
-        key4, first, n_rounds, tab, src, dst, op, *compiled.agg_varying, compiled.units_varying,
-        pa, pb, compiled.pair_before, y,
-        np.zeros(lay.size, np.int64), np.zeros(lay.size, np.int64), np.zeros(pa.size, np.int64),
+        key4, first, n_rounds, tab, compiled.plan, y,
+        np.zeros(lay.size, np.int64), np.zeros(lay.size, np.int64), np.zeros(n_pairs, np.int64),
         np.zeros(stride, np.uint8), np.zeros(n * stride, np.uint8),
         sums.s1, sums.s2, sums.sl, sums.sx, sums.tot, st,
     )  # fmt: skip
@@ -936,9 +945,8 @@ def trace_rounds(
         if not 1 <= face <= D10:
             raise ValueError(f"{face} is not a face of a d10")
         tab[T_FIXED, k] = face
-    src, dst, op = compiled.agg
     key4 = np.ascontiguousarray(key[:4], dtype=np.uint64)
-    return _trace_rounds(key4, first, n_rounds, tab, src, dst, op)
+    return _trace_rounds(key4, first, n_rounds, tab, compiled.plan)
 
 
 def hist_bins(n: int) -> int:
