@@ -1,7 +1,7 @@
 """The counting engine of every kernel: from the counts of rounds to the metric sums.
 
 A kernel plays rounds by its rules and writes what happened as *counts*; everything
-after that is here, one convention for all three systems:
+after that is here, one memory convention for all three systems (below):
 
 Count rows
     A round's (or a regeneration cycle's) counts are a row over the slots of its
@@ -50,6 +50,30 @@ Outcome histograms
     its row added ``w`` times (``flush_slots``: the ``slots`` summed, the cross sums of
     ``pa``/``pb``; ``flush_weighted`` is the same over every slot), then the histogram
     is empty.  Both are inner functions: a kernel's cached entry point calls them.
+
+The memory convention (every kernel's counting side)
+    * a *count row* is int64, one entry per slot of the ``Layout`` (``Layout.size``),
+      count ``k`` of combatant ``i`` at ``Layout.count_slots[i, k]``, the group and side
+      slots filled by ``aggregate_round`` (or, along a batch, ``aggregate_batch``);
+    * a *batch* of cycles is one array, row-major by slot: slot ``s`` of cycle ``b`` at
+      ``(s << lb) + b``;
+    * the *plan*, every list of slots and every flag a kernel reads while it counts, is
+      ONE int64 vector made by ``pack_plan`` and read through its header
+      (``plan_list(plan, h)``: list ``h``, a view), its ``H_*`` names in the system's
+      counts module;
+    * *histograms* are this module's (dense or hashed, ``histogram_kind``), emptied
+      into the sums by its expansion loops through the kernel's decoder; no kernel
+      keeps an outcome table of its own;
+    * the *sums* are ``metrics.sums.Sums`` (int64 s1, s2, sl, sx, tot).
+    The rules' own memory is each kernel's (vtm: the vector ``m``, vtm/memory.py;
+    perception: the table ``tab``, perception/table.py, which also holds the count
+    slots its round function writes through; readiness: its P/W/G arrays), and so is
+    each system's counting code proper (vtm/counts.py, perception/counts.py).  vtm and
+    perception follow the convention throughout.  readiness differs in two places (its
+    files are kept as they are here): its batch counts array ``Y`` is uint16, not
+    int64 (a count of one cycle fits; half the memory keeps a batch in the cache), and
+    the lists its flush reads (``ranges``, ``pair_rows``, ``agg_sum``, ``agg_any``) are
+    separate arrays on its compiled scenario, not a ``pack_plan`` vector.
 
 Fast paths and their reasons
     A kernel's fast path (rounds played side by side, "lanes") serves only some

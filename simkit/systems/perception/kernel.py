@@ -217,7 +217,6 @@ EV_ROLL_P1, EV_ROLL_P2, EV_SLOT_P1, EV_SLOT_P2, EV_INTENT, EV_ACT, EV_ATTACK = (
 )
 _NOBODY = np.int64(NOBODY)
 _ZERO = np.int64(0)
-ONE = np.int64(1)  # an int64 argument, not a literal
 
 
 # stream.below(st, n) for 2 <= n <= 256, as the round function draws it (written out:
@@ -807,10 +806,6 @@ def _run_histogram(
     round)."""
     key = unmanaged(key)
     tab = unmanaged(tab)
-    pv = unmanaged(plan)
-    ctx = (tab, plan_list(pv, H_SRC), plan_list(pv, H_DST), plan_list(pv, H_OP))
-    pa = plan_list(pv, H_PA)
-    pb = plan_list(pv, H_PB)
     table = unmanaged(table)
     st = unmanaged(st)
     codes = unmanaged(codes)
@@ -830,12 +825,23 @@ def _run_histogram(
             for p in range(n - 1):
                 code |= (tab[T_RUN_END, p] == p + 1) << (CODE_BITS * n + p)
         if dense:
-            dense_add(table, code, ONE)
-        elif histogram_add(table, code, ONE):  # full at its largest: emptied into the sums
-            expand_hashed(table, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot)
-    if final and dense:
+            dense_add(table, code, 1)
+        elif histogram_add(table, code, 1):  # full at its largest: emptied into the sums
+            _empty_outcomes(table, dense, tab, plan, y, slots, s1, s2, sl, sx, tot)
+    if final:
+        _empty_outcomes(table, dense, tab, plan, y, slots, s1, s2, sl, sx, tot)
+
+
+@njit(**JIT)
+def _empty_outcomes(table, dense, tab, plan, y, slots, s1, s2, sl, sx, tot):
+    """Every outcome of the histogram (``dense`` or hashed) counted once with its number
+    of rounds (counting's expansion loops through counts.decode_row); the table emptied."""
+    ctx = (tab, plan_list(plan, H_SRC), plan_list(plan, H_DST), plan_list(plan, H_OP))
+    pa = plan_list(plan, H_PA)
+    pb = plan_list(plan, H_PB)
+    if dense:
         expand_dense(table, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot)
-    elif final:
+    else:
         expand_hashed(table, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot)
 
 

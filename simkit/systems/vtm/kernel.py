@@ -2,7 +2,7 @@
 
 ``compile_scenario`` flattens a validated scenario into one int64 memory vector and
 a plan of how its counts are summed; ``run_chunk`` plays rounds and adds their sums;
-``trace`` plays the same rounds on the same code (``_setup``, ``_play``, ``_finish``)
+``trace`` plays the same rounds on the same code (``_setup``, ``_play``, ``finish``)
 and returns every round's complete row, its events and the stream state it left
 behind.  One shortcut: rounds of the simplest scenarios (one action each, no delay or
 abort) are played side by side by ``_lanes`` for ``run_chunk`` (section "lanes"), held
@@ -47,8 +47,8 @@ A round
             ``GAVE_UP - moment``: it is skipped, its first action not yet taken),
             one resolved a later one; ``"never"`` (revision 2): a target acting in
             the same moment defends nothing (simultaneous).
-``_finish`` what follows from the round as a whole: first action, no action, the
-            distribution of actions, simultaneous, ``acts_before``.
+``finish``  (counts.py) what follows from the round as a whole: first action, no
+            action, the distribution of actions, simultaneous, ``acts_before``.
 
 Counts go into the round's row ``y`` through the layout's named slots
 (``cs[c * N_COUNTS + ACTIONS]`` is ``Layout.count_slots[c, ACTIONS]``); the group
@@ -59,26 +59,12 @@ pointers (``_address``), not arrays: passing arrays costs reference counting per
 
 Sums
 ----
-Every vtm round is its own regeneration cycle, so a chunk's sums are those of
-``flush_cycle(y, 1, ...)`` after every round.  ``compile_scenario`` sorts the slots
-of the layout once (``_SlotPlan``):
-* *constant* slots hold the same value in every round (``actions`` of a combatant
-  that cannot abort, ``attacks_made`` with attack_share 0 or 1, ...): their sums are
-  ``n * c`` and ``n * c * c``; *alias* slots equal another slot in every round
-  (``defenses`` = ``aborts`` = ``defended``, ...) and copy its sums;
-* up to ``HIST_MAX`` combatants the rest is *coded*: each round adds 1 to a
-  histogram of three codes: the ranks of the first actions (``first_action``,
-  ``acts_before``), the V2 slot positions (``known_declarations``, ``simultaneous``;
-  the same code when nobody delays or aborts) and, if it has at most ``VALUES_MAX``
-  values, the values of the other varying counts of the combatants (mixed radix);
-  ``_expand`` turns every code seen back into its counts through the code a round
-  uses (``_finish``, ``_declare``) and the group and side slots (aggregate_round);
-* every other slot is *flushed* each round (``s1 += v``, ``s2 += v * v``; 0/1 slots
-  ``s1`` only); beyond ``HIST_MAX`` combatants ``acts_before`` is counted into a
-  block of its own;
-* cross sums of pairs of slots are per-round products where both slots vary.
-``compile_scenario(..., plain=True)`` flushes every slot every round; the tests hold
-both plans, and the flushed rows of ``trace``, equal bit for bit.
+How the counts are summed is counts.py: the slot plan (constant, alias, coded and
+flushed slots), the plan vector ``run_chunk`` reads every round (its ``H_*`` header),
+``finish``, and the decoders through which counting.py's dense histogram of the three
+outcome codes is turned back into sums after the chunk (``_expand`` here).  The
+kernel's memory vector ``m`` (its offsets, the rules' codes, ``_address``) is
+memory.py.
 
 Where the plan needs nothing but the three codes and the scenario makes every round a
 function of its first sixteen byte draws (one action each, no delay or abort, ties
