@@ -266,7 +266,11 @@ def flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot):
 @njit(**INNER)
 def flush_slots(y, w, slots, s1, s2, sl, sx, pa, pb, tot):
     """``flush_weighted`` of the ``slots`` of ``y`` only (and the cross sums of
-    ``pa``/``pb``, none if they are empty)."""
+    ``pa``/``pb``, none if they are empty).  ``slots`` as long as ``y`` is every slot
+    in order: ``flush_weighted`` itself (its loops vectorise)."""
+    if slots.size == y.size:
+        flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot)
+        return
     for k in range(pa.size):
         sx[k] += w * y[pa[k]] * y[pb[k]]
     for k in range(slots.size):
