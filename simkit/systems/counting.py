@@ -263,7 +263,7 @@ def flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot):
     tot[2] += w
 
 
-@njit(**INNER)
+@njit(**INNER, forceinline=True)
 def flush_slots(y, w, slots, s1, s2, sl, sx, pa, pb, tot):
     """``flush_weighted`` of the ``slots`` of ``y`` only (and the cross sums of
     ``pa``/``pb``, none if they are empty).  ``slots`` as long as ``y`` is every slot

@@ -10,7 +10,7 @@ group and side slots).  Two ways to sum them (kernel.py plays the rounds):
   (every slot, every stated target, where P3's information runs break: ``CODE_*``) in
   an outcome histogram of counting.py, dense or hashed as ``counting.histogram_kind``
   decides by the size of the code space (``code_space``: dense up to 3 combatants);
-  ``expand_dense`` and ``expand_hashed`` (counting's loops through ``_decode_row``)
+  ``expand_dense`` and ``expand_hashed`` (counting's loops through ``decode_row``)
   turn every outcome met back into its round and flush it with its number of rounds.
 """
 
@@ -227,8 +227,8 @@ def _decode(code, tab):
             tab[T_RUN_END, p] = tab[T_RUN_END, p + 1]
 
 
-@njit(**JIT)
-def _decode_row(code, ctx, y):
+@njit(**JIT, forceinline=True)
+def decode_row(code, ctx, y):
     """The decoder of counting's expansion loops: the complete row of the round of
     outcome ``code``; ``ctx``: (tab, and Layout.aggregation's src, dst, op)."""
     tab = ctx[0]
@@ -236,5 +236,5 @@ def _decode_row(code, ctx, y):
     full_row(tab, ctx[1], ctx[2], ctx[3], y)
 
 
-expand_dense = dense_expander(_decode_row)
-expand_hashed = hashed_expander(_decode_row)
+expand_dense = dense_expander(decode_row)
+expand_hashed = hashed_expander(decode_row)

@@ -2,8 +2,9 @@
 
 The rules are played by ONE round function, ``_play_round`` (and, for the simplest
 scenarios, by its side-by-side shortcut ``_lanes``), and counted by ONE count function,
-``count_round``.  The entry points differ only in what they do with a
-played round:
+``count_round`` (counts.py, with the rest of the counting: the complete row, the byte
+counters, the outcome code's decoding and the plan's ``H_*`` header; the table's rows
+are table.py).  The entry points differ only in what they do with a played round:
 
 ``_trace_rounds``
     ``System.trace``: every round's complete row (``full_row``), its events
@@ -15,9 +16,11 @@ played round:
 ``_run_histogram``
     ``run_chunk`` for up to ``HIST_MAX_N`` combatants: a round only counts its
     *outcome* (every slot, every stated target and where P3's information runs break,
-    packed in 19 bits at most) in the outcome histogram of counting.py; once per chunk
-    each outcome met is turned back into a round (``_decode``), counted by
-    ``count_round`` and flushed with its number of rounds.  In individual mode with
+    packed in 19 bits at most) in an outcome histogram of counting.py, dense up to 3
+    combatants and hashed at 4 (``counting.histogram_kind`` by ``counts.code_space``);
+    once per chunk (``_empty_outcomes``) each outcome met is turned back into a round
+    (``counts.decode_row``), counted by ``count_round`` and flushed with its number
+    of rounds.  In individual mode with
     attack_share 0 or 1 the outcomes of most rounds come from ``_lanes``, which plays
     many rounds side by side from their first sixteen byte draws (a shortcut held equal
     to ``_play_round`` by the tests; section "lanes"; ``why_not_lanes`` names why not).
@@ -836,13 +839,19 @@ def _run_histogram(
 def _empty_outcomes(table, dense, tab, plan, y, slots, s1, s2, sl, sx, tot):
     """Every outcome of the histogram (``dense`` or hashed) counted once with its number
     of rounds (counting's expansion loops through counts.decode_row); the table emptied."""
-    ctx = (tab, plan_list(plan, H_SRC), plan_list(plan, H_DST), plan_list(plan, H_OP))
-    pa = plan_list(plan, H_PA)
-    pb = plan_list(plan, H_PB)
+    pv = unmanaged(plan)  # views without a reference count, passed on every outcome
+    ctx = (unmanaged(tab), plan_list(pv, H_SRC), plan_list(pv, H_DST), plan_list(pv, H_OP))
+    pa = plan_list(pv, H_PA)
+    pb = plan_list(pv, H_PB)
+    sums = (unmanaged(s1), unmanaged(s2), unmanaged(sl), unmanaged(sx))
+    table = unmanaged(table)
+    y = unmanaged(y)
+    slots = unmanaged(slots)
+    tot = unmanaged(tot)
     if dense:
-        expand_dense(table, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot)
+        expand_dense(table, ctx, y, slots, *sums, pa, pb, tot)
     else:
-        expand_hashed(table, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot)
+        expand_hashed(table, ctx, y, slots, *sums, pa, pb, tot)
 
 
 # --------------------------------------------------------------------------- trace
