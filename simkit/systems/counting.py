@@ -47,9 +47,9 @@ Outcome histograms
     kernel's ``ctx``, a tuple of its arrays): ``dense_expander(decode)`` and
     ``hashed_expander(decode)`` return that loop for the one kind, ``expand(h, ctx, y,
     slots, s1, s2, sl, sx, pa, pb, tot)``: every code met ``w`` times is decoded once and
-    its row added ``w`` times (``flush_slots``: the ``slots`` summed, the cross sums of
-    ``pa``/``pb``; ``flush_weighted`` is the same over every slot), then the histogram
-    is empty.  Both are inner functions: a kernel's cached entry point calls them.
+    its row added ``w`` times (``flush_weighted`` of the ``slots`` only, and the cross
+    sums of ``pa``/``pb``; every slot in order: ``flush_weighted`` itself), then the
+    histogram is empty.  Both are inner functions: a kernel's cached entry point calls them.
 
 The memory convention (every kernel's counting side)
     * a *count row* is int64, one entry per slot of the ``Layout`` (``Layout.size``),
@@ -58,8 +58,8 @@ The memory convention (every kernel's counting side)
     * a *batch* of cycles is one array, row-major by slot: slot ``s`` of cycle ``b`` at
       ``(s << lb) + b``;
     * the *plan*, every list of slots and every flag a kernel reads while it counts, is
-      ONE int64 vector made by ``pack_plan`` and read through its header
-      (``plan_list(plan, h)``: list ``h``, a view), its ``H_*`` names in the system's
+      ONE int64 vector made by ``pack_plan`` and read through its header (list ``h`` is
+      ``plan[plan[h] : plan[h + 1]]``, a view), its ``H_*`` names in the system's
       counts module;
     * *histograms* are this module's (dense or hashed, ``histogram_kind``), emptied
       into the sums by its expansion loops through the kernel's decoder; no kernel
@@ -118,7 +118,6 @@ __all__ = [
     "first_reason",
     "flush_batch",
     "flush_cycle",
-    "flush_slots",
     "flush_weighted",
     "hashed_expander",
     "histogram_add",
@@ -129,7 +128,6 @@ __all__ = [
     "new_dense_histogram",
     "new_histogram",
     "pack_plan",
-    "plan_list",
     "unit_members",
 ]
 
@@ -175,12 +173,6 @@ def pack_plan(parts: list, flags: dict[int, int | bool], header: int) -> np.ndar
     for h, flag in flags.items():
         plan[h] = flag
     return plan
-
-
-@njit(**INNER, forceinline=True)
-def plan_list(plan, h):
-    """List ``h`` of a plan made by ``pack_plan`` (a view)."""
-    return plan[plan[h] : plan[h + 1]]
 
 
 # --------------------------------------------------------------------------- constants
@@ -258,26 +250,6 @@ def flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot):
         s1[m] += w * v
         s2[m] += w * v * v
         sl[m] += w * v
-    tot[0] += w
-    tot[1] += w
-    tot[2] += w
-
-
-@njit(**INNER, forceinline=True)
-def flush_slots(y, w, slots, s1, s2, sl, sx, pa, pb, tot):
-    """``flush_weighted`` of the ``slots`` of ``y`` only (and the cross sums of
-    ``pa``/``pb``, none if they are empty).  ``slots`` as long as ``y`` is every slot
-    in order: ``flush_weighted`` itself (its loops vectorise)."""
-    if slots.size == y.size:
-        flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot)
-        return
-    for k in range(pa.size):
-        sx[k] += w * y[pa[k]] * y[pb[k]]
-    for k in range(slots.size):
-        v = y[slots[k]]
-        s1[slots[k]] += w * v
-        s2[slots[k]] += w * v * v
-        sl[slots[k]] += w * v
     tot[0] += w
     tot[1] += w
     tot[2] += w
@@ -393,12 +365,26 @@ def dense_expander(decode):
 
     @njit(**INNER)
     def expand(h, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot):
+        every = slots.size == y.size  # every slot, in order: flush_weighted (it vectorises)
         for code in range(h.size):
             w = h[code]
-            if w != 0:
-                decode(code, ctx, y)
-                flush_slots(y, w, slots, s1, s2, sl, sx, pa, pb, tot)
-                h[code] = 0
+            if w == 0:
+                continue
+            decode(code, ctx, y)
+            h[code] = 0
+            if every:
+                flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot)
+                continue
+            for k in range(pa.size):  # flush_weighted of the slots only
+                sx[k] += w * y[pa[k]] * y[pb[k]]
+            for k in range(slots.size):
+                v = y[slots[k]]
+                s1[slots[k]] += w * v
+                s2[slots[k]] += w * v * v
+                sl[slots[k]] += w * v
+            tot[0] += w
+            tot[1] += w
+            tot[2] += w
 
     return expand
 
@@ -409,11 +395,26 @@ def hashed_expander(decode):
 
     @njit(**INNER)
     def expand(t, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot):
+        every = slots.size == y.size  # every slot, in order: flush_weighted (it vectorises)
         for h in range(t[0] + 1):
             at = HISTOGRAM_HEADER + 2 * h
-            if t[at] != HISTOGRAM_EMPTY:
-                decode(t[at], ctx, y)
-                flush_slots(y, t[at + 1], slots, s1, s2, sl, sx, pa, pb, tot)
+            if t[at] == HISTOGRAM_EMPTY:
+                continue
+            decode(t[at], ctx, y)
+            w = t[at + 1]
+            if every:
+                flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot)
+                continue
+            for k in range(pa.size):  # flush_weighted of the slots only
+                sx[k] += w * y[pa[k]] * y[pb[k]]
+            for k in range(slots.size):
+                v = y[slots[k]]
+                s1[slots[k]] += w * v
+                s2[slots[k]] += w * v * v
+                sl[slots[k]] += w * v
+            tot[0] += w
+            tot[1] += w
+            tot[2] += w
         histogram_clear(t)
 
     return expand

@@ -105,7 +105,6 @@ from simkit.systems.counting import (
     histogram_kind,
     new_dense_histogram,
     new_histogram,
-    plan_list,
 )
 from simkit.systems.perception.counts import (
     BYTE_BLOCK,
@@ -565,16 +564,16 @@ def _run_general(
     key = unmanaged(key)
     tab = unmanaged(tab)
     pv = unmanaged(plan)  # its lists: views without a reference count
-    src = plan_list(pv, H_SRC)
-    dst = plan_list(pv, H_DST)
-    op = plan_list(pv, H_OP)
-    var_src = plan_list(pv, H_VAR_SRC)
-    var_dst = plan_list(pv, H_VAR_DST)
-    var_op = plan_list(pv, H_VAR_OP)
-    units_varying = plan_list(pv, H_UNITS_VARYING)
-    pa = plan_list(pv, H_PA)
-    pb = plan_list(pv, H_PB)
-    pair_before = plan_list(pv, H_PAIR_BEFORE)
+    src = pv[pv[H_SRC] : pv[H_SRC + 1]]
+    dst = pv[pv[H_DST] : pv[H_DST + 1]]
+    op = pv[pv[H_OP] : pv[H_OP + 1]]
+    var_src = pv[pv[H_VAR_SRC] : pv[H_VAR_SRC + 1]]
+    var_dst = pv[pv[H_VAR_DST] : pv[H_VAR_DST + 1]]
+    var_op = pv[pv[H_VAR_OP] : pv[H_VAR_OP + 1]]
+    units_varying = pv[pv[H_UNITS_VARYING] : pv[H_UNITS_VARYING + 1]]
+    pa = pv[pv[H_PA] : pv[H_PA + 1]]
+    pb = pv[pv[H_PB] : pv[H_PB + 1]]
+    pair_before = pv[pv[H_PAIR_BEFORE] : pv[H_PAIR_BEFORE + 1]]
     y = unmanaged(y)
     acc1 = unmanaged(acc1)
     acc2 = unmanaged(acc2)
@@ -840,9 +839,14 @@ def _empty_outcomes(table, dense, tab, plan, y, slots, s1, s2, sl, sx, tot):
     """Every outcome of the histogram (``dense`` or hashed) counted once with its number
     of rounds (counting's expansion loops through counts.decode_row); the table emptied."""
     pv = unmanaged(plan)  # views without a reference count, passed on every outcome
-    ctx = (unmanaged(tab), plan_list(pv, H_SRC), plan_list(pv, H_DST), plan_list(pv, H_OP))
-    pa = plan_list(pv, H_PA)
-    pb = plan_list(pv, H_PB)
+    ctx = (
+        unmanaged(tab),
+        pv[pv[H_SRC] : pv[H_SRC + 1]],
+        pv[pv[H_DST] : pv[H_DST + 1]],
+        pv[pv[H_OP] : pv[H_OP + 1]],
+    )
+    pa = pv[pv[H_PA] : pv[H_PA + 1]]
+    pb = pv[pv[H_PB] : pv[H_PB + 1]]
     sums = (unmanaged(s1), unmanaged(s2), unmanaged(sl), unmanaged(sx))
     table = unmanaged(table)
     y = unmanaged(y)
@@ -858,9 +862,9 @@ def _empty_outcomes(table, dense, tab, plan, y, slots, s1, s2, sl, sx, tot):
 @njit(**JIT)
 def _trace_rounds(key, first, n_rounds, tab, plan):
     """Rounds ``first ..``: complete rows, events, and the stream state after each."""
-    src = plan_list(plan, H_SRC)
-    dst = plan_list(plan, H_DST)
-    op = plan_list(plan, H_OP)
+    src = plan[plan[H_SRC] : plan[H_SRC + 1]]
+    dst = plan[plan[H_DST] : plan[H_DST + 1]]
+    op = plan[plan[H_OP] : plan[H_OP + 1]]
     n = tab[T_PAR, P_N]
     rows = np.zeros((n_rounds, tab[T_PAR, P_SIZE]), np.int64)
     states = np.zeros((n_rounds, CANONICAL_WORDS), np.uint64)

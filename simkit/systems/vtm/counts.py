@@ -17,7 +17,7 @@ one int64 vector, the *plan* (``counting.pack_plan``; its header ``H_*`` below):
   delays or aborts) and, if it has at most ``VALUES_MAX`` values, the values of the
   other varying counts of the combatants (mixed radix).  After the chunk
   ``counting.dense_expander`` turns every code seen back into its counts through the
-  decoders here (``code_expanders``: the code a round uses, ``finish`` and the
+  decoder here (``code_expander``: the code a round uses, ``finish`` and the
   kernel's V3 ``_declare``, then the group and side slots, aggregate_round);
 * every other slot is *flushed* each round (``s1 += v``, ``s2 += v * v``; 0/1 slots
   ``s1`` only); beyond ``HIST_MAX`` combatants ``acts_before`` is counted into a
@@ -345,8 +345,10 @@ def finish(m, y, cs, before, start, end):
 
 
 # ----------------------------------------------------------------------------- decoding
-# Each code's decoder (counting.dense_expander) reads ``ctx``, a tuple of int64 vectors:
+FIRST_CODE, SLOT_CODE, VALUES_CODE = range(3)  # the three codes (module docstring)
+# The decoder (counting.dense_expander) reads ``ctx``, a tuple of int64 vectors:
 (
+    C_KIND,  # [the code: FIRST_CODE, SLOT_CODE or VALUES_CODE]
     C_MEMORY,  # the kernel's memory m (its copy of the call)
     C_COUNT_SLOTS,  # Layout.count_slots, flat
     C_BEFORE,  # the acts_before slots
@@ -358,95 +360,73 @@ def finish(m, y, cs, before, start, end):
     C_AGG_SRC,  # and the Layout.aggregation entries that fill its group and side slots
     C_AGG_DST,
     C_AGG_OP,
-) = range(11)
+) = range(12)
 
 
-def decoder_context(memory, count_slots, before, coded: CodedSums, slots, agg) -> tuple:
-    """``ctx`` of the decoders for one code: its ``slots`` and aggregation entries."""
+def decoder_context(kind, memory, count_slots, before, coded: CodedSums, slots, agg) -> tuple:
+    """``ctx`` of the decoder for one code: its kind, its ``slots`` and aggregation
+    entries (one type for the three codes: one build of the decoder)."""
     return (
-        memory, count_slots.reshape(-1), before, coded.value_slots, coded.value_weights,
-        coded.alias_slots, coded.alias_of, slots, *agg,
+        np.array([kind], np.int64), memory, count_slots.reshape(-1), before,
+        coded.value_slots, coded.value_weights, coded.alias_slots, coded.alias_of, slots, *agg,
     )  # fmt: skip
 
 
-@njit(**INNER)
-def _open(ctx, row):
-    """Zero the code's slots of the row."""
-    slots = ctx[C_SLOTS]
-    for k in range(slots.size):
-        row[slots[k]] = 0
-
-
-@njit(**INNER)
-def _close(ctx, y, row):
-    """The alias slots, then the code's group and side slots (aggregate_round)."""
-    alias_slots = ctx[C_ALIAS_SLOTS]
-    alias_of = ctx[C_ALIAS_OF]
-    for k in range(alias_slots.size):
-        row[alias_slots[k]] = row[alias_of[k]]
-    aggregate_round(y, ctx[C_AGG_SRC], ctx[C_AGG_DST], ctx[C_AGG_OP])
-
-
-def code_expanders(declare):
-    """The expansion loops (counting.dense_expander) of the three codes: FIRST (ranks of
-    the first actions, as moments: ``finish``, first action and acts_before), SLOT (the
-    V2 slot positions give the order back, then ``declare``, the kernel's V3, and
-    simultaneous) and VALUES (the counts' values, then what follows from them:
-    ``finish``, no action and the distribution).  The caller sets ``m[G_BASE] = 0``
-    (ranks as moments), ``m[G_TRACE] = 0`` and the constant slots of the row first."""
+def code_expander(declare):
+    """The expansion loop (counting.dense_expander) of the three codes through one
+    decoder: FIRST_CODE (ranks of the first actions, as moments: ``finish``, first
+    action and acts_before), SLOT_CODE (the V2 slot positions give the order back, then
+    ``declare``, the kernel's V3, and simultaneous) and VALUES_CODE (the counts' values,
+    then what follows from them: ``finish``, no action and the distribution); then the
+    alias slots and the code's group and side slots (aggregate_round).  The caller sets
+    ``m[G_BASE] = 0`` (ranks as moments), ``m[G_TRACE] = 0`` and the constant slots of
+    the row first."""
 
     @njit(**INNER)
-    def decode_first(code, ctx, y):
+    def decode(code, ctx, y):
         m = _address(ctx[C_MEMORY])
         row = _address(y)
-        _open(ctx, row)
-        n = m[G_N]
-        x = code
-        for i in range(n):
-            m[W_FIRST + i] = x % n
-            x //= n
+        cs = _address(ctx[C_COUNT_SLOTS])
         before = ctx[C_BEFORE]
-        finish(m, row, _address(ctx[C_COUNT_SLOTS]), _address(before), ZERO, before.size)
-        _close(ctx, y, row)
-
-    @njit(**INNER)
-    def decode_slot(code, ctx, y):
-        m = _address(ctx[C_MEMORY])
-        row = _address(y)
-        _open(ctx, row)
+        slots = ctx[C_SLOTS]
+        for k in range(slots.size):
+            row[slots[k]] = 0
         n = m[G_N]
+        kind = ctx[C_KIND][0]
         x = code
-        for i in range(n):
-            m[W_LO + i] = x % n
-            x //= n
-        shared = 0
-        for i in range(n):
-            q = m[W_LO + i]
-            size = 0
-            for j in range(n):
-                if m[W_LO + j] == m[W_LO + i]:
-                    size += 1
-                    q += j < i
-            m[G_ORDER + q] = i
-            m[W_HI + i] = m[W_LO + i] + size
-            shared |= size > 1
-        declare(m, row, _address(ctx[C_COUNT_SLOTS]), m)
-        row[m[G_SIMULTANEOUS_SLOT]] = shared
-        _close(ctx, y, row)
+        if kind == FIRST_CODE:
+            for i in range(n):
+                m[W_FIRST + i] = x % n
+                x //= n
+            finish(m, row, cs, _address(before), ZERO, before.size)
+        elif kind == SLOT_CODE:
+            for i in range(n):
+                m[W_LO + i] = x % n
+                x //= n
+            shared = 0
+            for i in range(n):
+                q = m[W_LO + i]
+                size = 0
+                for j in range(n):
+                    if m[W_LO + j] == m[W_LO + i]:
+                        size += 1
+                        q += j < i
+                m[G_ORDER + q] = i
+                m[W_HI + i] = m[W_LO + i] + size
+                shared |= size > 1
+            declare(m, row, cs, m)
+            row[m[G_SIMULTANEOUS_SLOT]] = shared
+        else:
+            value_slots = ctx[C_VALUE_SLOTS]
+            weights = ctx[C_VALUE_WEIGHTS]
+            for k in range(value_slots.size - 1, -1, -1):
+                row[value_slots[k]] = x // weights[k]
+                x %= weights[k]
+            finish(m, row, cs, _address(before), ZERO, ZERO)
+        alias_slots = ctx[C_ALIAS_SLOTS]
+        alias_of = ctx[C_ALIAS_OF]
+        for k in range(alias_slots.size):
+            row[alias_slots[k]] = row[alias_of[k]]
+        aggregate_round(y, ctx[C_AGG_SRC], ctx[C_AGG_DST], ctx[C_AGG_OP])
 
-    @njit(**INNER)
-    def decode_values(code, ctx, y):
-        m = _address(ctx[C_MEMORY])
-        row = _address(y)
-        _open(ctx, row)
-        slots = ctx[C_VALUE_SLOTS]
-        weights = ctx[C_VALUE_WEIGHTS]
-        x = code
-        for k in range(slots.size - 1, -1, -1):
-            row[slots[k]] = x // weights[k]
-            x %= weights[k]
-        before = ctx[C_BEFORE]
-        finish(m, row, _address(ctx[C_COUNT_SLOTS]), _address(before), ZERO, ZERO)
-        _close(ctx, y, row)
-
-    return dense_expander(decode_first), dense_expander(decode_slot), dense_expander(decode_values)
+    return dense_expander(decode)

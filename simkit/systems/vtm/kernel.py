@@ -123,6 +123,7 @@ from simkit.systems.vtm.counts import (
     COUNTS,
     DEFENDED,
     DEFENSES,
+    FIRST_CODE,
     H_BEFORE,
     H_BINARY,
     H_CODED,
@@ -144,9 +145,11 @@ from simkit.systems.vtm.counts import (
     KNOWN,
     N_COUNTS,
     SCENARIO_COUNTS,
+    SLOT_CODE,
     UNDEFENDED,
+    VALUES_CODE,
     CodedSums,
-    code_expanders,
+    code_expander,
     compile_counts,
     decoder_context,
     finish,
@@ -987,11 +990,15 @@ def _lanes(key, r0, m, pl, words, second, lanes):
 
 @njit(**JIT)
 def _run_chunk(
-    key, first, n_rounds, memory, row, count_slots, plan, s1, s2, sx, codes, block, state
-):
+    key, first, n_rounds, memory, row, count_slots, plan, s1, s2, sx, codes, block, state,
+    contexts, const_slots, const_values, scratch,
+):  # fmt: skip
     """Play rounds ``first ..`` and add them up as ``plan`` says: the slots flushed
-    every round, the per-round pair products, and the codes (``codes``: histograms of
-    the first-action, V2 slot and values codes) or else the ``acts_before`` block."""
+    every round, the per-round pair products, and the codes (``codes``: one dense
+    histogram of the first-action, V2 slot and values codes, expanded into ``s1`` and
+    ``s2`` after the rounds through ``contexts``, each code's
+    ``counts.decoder_context``) or else the ``acts_before`` block.  ``scratch``: the
+    expansion's unused sums (sl, sx, pair slots, tot)."""
     pv = unmanaged(plan)
     y_array = unmanaged(row)
     src = pv[pv[H_SRC] : pv[H_DST]]
@@ -1090,40 +1097,21 @@ def _run_chunk(
             for k in range(pl[H_PAIRS], pl[H_BEFORE], 3):
                 ax[pl[k]] += y[pl[k + 1]] * y[pl[k + 2]]
         r0 += k_rounds
+    if coded:  # every code met, back into the sums of the slots that follow from it
+        m[G_TRACE] = 0
+        m[G_BASE] = 0  # first-action codes: ranks as moments
+        sl, none_x, none_a, none_b, tot = scratch
+        for c in range(3):
+            ctx = contexts[c]
+            if ctx[C_SLOTS].size:
+                for k in range(const_slots.size):
+                    y[const_slots[k]] = const_values[k]
+                h = codes[c * n_codes : (c + 1) * n_codes if c < 2 else codes.size]
+                _EXPAND(h, ctx, row, ctx[C_SLOTS], s1, s2, sl, none_x, none_a, none_b, tot)
 
 
-# the expansion loops of the three codes (counts.code_expanders, through V3 here)
-_EXPAND_FIRST, _EXPAND_SLOT, _EXPAND_VALUES = code_expanders(_declare)
-
-
-@njit(**JIT)
-def _expand(
-    codes, n_codes, memory, row, const_slots, const_values, first, slot, values, s1, s2, sl, sx,
-    pa, pb, tot,
-):  # fmt: skip
-    """Every code of the dense histogram ``codes`` (``n_codes`` first-action codes, as
-    many slot codes, then the values codes) added to the sums of the slots that follow
-    from it; ``first``, ``slot``, ``values``: each one's ``counts.decoder_context``."""
-    memory[G_TRACE] = 0
-    memory[G_BASE] = 0  # first-action codes: ranks as moments
-    if first[C_SLOTS].size:
-        _constants(row, const_slots, const_values)
-        _EXPAND_FIRST(codes[:n_codes], first, row, first[C_SLOTS], s1, s2, sl, sx, pa, pb, tot)
-    if slot[C_SLOTS].size:
-        _constants(row, const_slots, const_values)
-        h = codes[n_codes : 2 * n_codes]
-        _EXPAND_SLOT(h, slot, row, slot[C_SLOTS], s1, s2, sl, sx, pa, pb, tot)
-    if values[C_SLOTS].size:
-        _constants(row, const_slots, const_values)
-        h = codes[2 * n_codes :]
-        _EXPAND_VALUES(h, values, row, values[C_SLOTS], s1, s2, sl, sx, pa, pb, tot)
-
-
-@njit(**JIT)
-def _constants(row, const_slots, const_values):
-    """The constant slots of the row (counts.py: the same value in every round)."""
-    for k in range(const_slots.size):
-        row[const_slots[k]] = const_values[k]
+# the expansion loop of the three codes (counts.code_expander, through V3 here)
+_EXPAND = code_expander(_declare)
 
 
 @njit(**JIT)
@@ -1187,21 +1175,19 @@ def run_chunk(
     codes = new_dense_histogram(n_codes, n_codes, max(cd.values, 1))
     small = n_rounds < 1 << 31  # int32 holds the acts_before block of any real chunk
     block = np.zeros(0 if cd.coded else n * n, np.int32 if small else np.int64)
+    before = np.arange(lay.before_offset, lay.before_offset + n * n, dtype=np.int64)
+    contexts = (
+        decoder_context(FIRST_CODE, m, compiled.cs, before, cd, cd.first_coded, cd.first_agg),
+        decoder_context(SLOT_CODE, m, compiled.cs, before, cd, cd.slot_coded, cd.slot_agg),
+        decoder_context(VALUES_CODE, m, compiled.cs, before, cd, cd.value_coded, cd.value_agg),
+    )
+    none = np.zeros(0, np.int64)  # no cross sums: those are summed every round
     _run_chunk(
         _words(key), first, n_rounds, m, y, compiled.cs, compiled.plan, s1, s2, sx, codes, block,
-        np.zeros(STATE_WORDS, np.uint64),
+        np.zeros(STATE_WORDS, np.uint64), contexts, cd.const_slots, cd.const_values,
+        (np.zeros(lay.size, np.int64), none, none, none, np.zeros(3, np.int64)),
     )  # fmt: skip
-    before = np.arange(lay.before_offset, lay.before_offset + n * n, dtype=np.int64)
-    if cd.coded:
-        none = np.zeros(0, np.int64)  # no cross sums: those are summed every round
-        _expand(
-            codes, n_codes, m, y, cd.const_slots, cd.const_values,
-            decoder_context(m, compiled.cs, before, cd, cd.first_coded, cd.first_agg),
-            decoder_context(m, compiled.cs, before, cd, cd.slot_coded, cd.slot_agg),
-            decoder_context(m, compiled.cs, before, cd, cd.value_coded, cd.value_agg),
-            s1, s2, np.zeros(lay.size, np.int64), none, none, none, np.zeros(3, np.int64),
-        )  # fmt: skip
-    else:  # acts_before: 0 or 1
+    if not cd.coded:  # acts_before: 0 or 1
         s1[before] = block
         s2[before] = block
     close_chunk(
