@@ -109,8 +109,7 @@ def _toy_decode(code, ctx, y):
     y[3] = y[0] * y[1]
 
 
-_DENSE_EXPAND = counting.dense_expander(_toy_decode)
-_HASHED_EXPAND = counting.hashed_expander(_toy_decode)
+_EXPAND = counting.expander(_toy_decode)
 
 
 @pytest.mark.parametrize("kind", [counting.DENSE, counting.HASHED])
@@ -132,8 +131,8 @@ def test_expansion_is_the_plain_sum_of_every_round(kind):
     slots = np.array([0, 2, 3], np.int64)  # slot 1 is summed elsewhere
     pa, pb = np.array([0, 1], np.int64), np.array([2, 3], np.int64)
     got = _zeros(4, 2)
-    expand = _DENSE_EXPAND if kind == counting.DENSE else _HASHED_EXPAND
-    expand(h, (table,), np.zeros(4, np.int64), slots, *got[:4], pa, pb, got[4])
+    dense = kind == counting.DENSE
+    _EXPAND(h, dense, (table,), np.zeros(4, np.int64), slots, *got[:4], pa, pb, got[4])
     rows = [[c % 3, c // 3, int(table[c % 4]), (c % 3) * (c // 3)] for c in codes]
     s1, s2, sl, sx, tot = _plain_sums(rows, [1] * len(rows), [(0, 2), (1, 3)])
     keep = lambda xs: [x if m in (0, 2, 3) else 0 for m, x in enumerate(xs)]  # noqa: E731

@@ -44,12 +44,12 @@ Outcome histograms
 
     Either is emptied into the sums by the same loop, made for a kernel's *decoder*
     (``decode(code, ctx, y)``: writes the round of ``code`` into the row ``y`` from the
-    kernel's ``ctx``, a tuple of its arrays): ``dense_expander(decode)`` and
-    ``hashed_expander(decode)`` return that loop for the one kind, ``expand(h, ctx, y,
-    slots, s1, s2, sl, sx, pa, pb, tot)``: every code met ``w`` times is decoded once and
-    its row added ``w`` times (``flush_weighted`` of the ``slots`` only, and the cross
-    sums of ``pa``/``pb``; every slot in order: ``flush_weighted`` itself), then the
-    histogram is empty.  Both are inner functions: a kernel's cached entry point calls them.
+    kernel's ``ctx``, a tuple of its arrays): ``expander(decode)`` returns that loop,
+    ``expand(h, dense, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot)`` (``dense``: which
+    kind ``h`` is): every code met ``w`` times is decoded once and its row added ``w``
+    times (``flush_weighted`` of the ``slots`` only, and the cross sums of
+    ``pa``/``pb``; every slot in order: ``flush_weighted`` itself), then the histogram
+    is empty.  It is an inner function: a kernel's cached entry point calls it.
 
 The memory convention (every kernel's counting side)
     * a *count row* is int64, one entry per slot of the ``Layout`` (``Layout.size``),
@@ -114,12 +114,11 @@ __all__ = [
     "close_chunk",
     "constant_units",
     "dense_add",
-    "dense_expander",
+    "expander",
     "first_reason",
     "flush_batch",
     "flush_cycle",
     "flush_weighted",
-    "hashed_expander",
     "histogram_add",
     "histogram_capacity",
     "histogram_clear",
@@ -359,19 +358,25 @@ def dense_add(h, code, count):
     h[code] += count
 
 
-def dense_expander(decode):
-    """The loop that empties a dense histogram into the sums through ``decode``
-    (module docstring): ``expand(h, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot)``."""
+def expander(decode):
+    """The loop that empties an outcome histogram into the sums through ``decode``
+    (module docstring): ``expand(h, dense, ctx, y, slots, s1, s2, sl, sx, pa, pb,
+    tot)``, ``dense``: ``h`` is a dense histogram, else a hashed one."""
 
-    @njit(**INNER)
-    def expand(h, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot):
+    @njit(**INNER, inline="always")
+    def expand(h, dense, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot):
         every = slots.size == y.size  # every slot, in order: flush_weighted (it vectorises)
-        for code in range(h.size):
-            w = h[code]
+        for e in range(h.size if dense else h[0] + 1):
+            if dense:
+                code = e
+                w = h[e]
+                h[e] = 0
+            else:  # an empty entry holds 0 rounds
+                code = h[HISTOGRAM_HEADER + 2 * e]
+                w = h[HISTOGRAM_HEADER + 2 * e + 1]
             if w == 0:
                 continue
             decode(code, ctx, y)
-            h[code] = 0
             if every:
                 flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot)
                 continue
@@ -385,37 +390,8 @@ def dense_expander(decode):
             tot[0] += w
             tot[1] += w
             tot[2] += w
-
-    return expand
-
-
-def hashed_expander(decode):
-    """The loop that empties a hashed histogram into the sums through ``decode``
-    (module docstring): ``expand(t, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot)``."""
-
-    @njit(**INNER)
-    def expand(t, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot):
-        every = slots.size == y.size  # every slot, in order: flush_weighted (it vectorises)
-        for h in range(t[0] + 1):
-            at = HISTOGRAM_HEADER + 2 * h
-            if t[at] == HISTOGRAM_EMPTY:
-                continue
-            decode(t[at], ctx, y)
-            w = t[at + 1]
-            if every:
-                flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot)
-                continue
-            for k in range(pa.size):  # flush_weighted of the slots only
-                sx[k] += w * y[pa[k]] * y[pb[k]]
-            for k in range(slots.size):
-                v = y[slots[k]]
-                s1[slots[k]] += w * v
-                s2[slots[k]] += w * v * v
-                sl[slots[k]] += w * v
-            tot[0] += w
-            tot[1] += w
-            tot[2] += w
-        histogram_clear(t)
+        if not dense:
+            histogram_clear(h)
 
     return expand
 

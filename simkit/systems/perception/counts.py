@@ -10,7 +10,7 @@ group and side slots).  Two ways to sum them (kernel.py plays the rounds):
   (every slot, every stated target, where P3's information runs break: ``CODE_*``) in
   an outcome histogram of counting.py, dense or hashed as ``counting.histogram_kind``
   decides by the size of the code space (``code_space``: dense up to 3 combatants);
-  ``expand_dense`` and ``expand_hashed`` (counting's loops through ``decode_row``)
+  ``expand_outcomes`` (counting's loop through ``decode_row``)
   turn every outcome met back into its round and flush it with its number of rounds.
 """
 
@@ -22,8 +22,7 @@ from simkit.metrics import Layout
 from simkit.systems.base import NOBODY
 from simkit.systems.counting import (
     aggregate_round,
-    dense_expander,
-    hashed_expander,
+    expander,
     pack_plan,
 )
 from simkit.systems.perception.table import (
@@ -236,5 +235,4 @@ def decode_row(code, ctx, y):
     full_row(tab, ctx[1], ctx[2], ctx[3], y)
 
 
-expand_dense = dense_expander(decode_row)
-expand_hashed = hashed_expander(decode_row)
+expand_outcomes = expander(decode_row)

@@ -128,8 +128,7 @@ from simkit.systems.perception.counts import (
     compile_plan,
     count_round,
     empty_bytes,
-    expand_dense,
-    expand_hashed,
+    expand_outcomes,
     fixed_counts,
     full_row,
 )
@@ -837,7 +836,7 @@ def _run_histogram(
 @njit(**JIT)
 def _empty_outcomes(table, dense, tab, plan, y, slots, s1, s2, sl, sx, tot):
     """Every outcome of the histogram (``dense`` or hashed) counted once with its number
-    of rounds (counting's expansion loops through counts.decode_row); the table emptied."""
+    of rounds (counting's expansion loop through counts.decode_row); the table emptied."""
     pv = unmanaged(plan)  # views without a reference count, passed on every outcome
     ctx = (
         unmanaged(tab),
@@ -847,15 +846,15 @@ def _empty_outcomes(table, dense, tab, plan, y, slots, s1, s2, sl, sx, tot):
     )
     pa = pv[pv[H_PA] : pv[H_PA + 1]]
     pb = pv[pv[H_PB] : pv[H_PB + 1]]
-    sums = (unmanaged(s1), unmanaged(s2), unmanaged(sl), unmanaged(sx))
+    s1 = unmanaged(s1)
+    s2 = unmanaged(s2)
+    sl = unmanaged(sl)
+    sx = unmanaged(sx)
     table = unmanaged(table)
     y = unmanaged(y)
     slots = unmanaged(slots)
     tot = unmanaged(tot)
-    if dense:
-        expand_dense(table, ctx, y, slots, *sums, pa, pb, tot)
-    else:
-        expand_hashed(table, ctx, y, slots, *sums, pa, pb, tot)
+    expand_outcomes(table, dense, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot)
 
 
 # --------------------------------------------------------------------------- trace

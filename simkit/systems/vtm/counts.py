@@ -16,7 +16,7 @@ one int64 vector, the *plan* (``counting.pack_plan``; its header ``H_*`` below):
   positions (``known_declarations``, ``simultaneous``; the same code when nobody
   delays or aborts) and, if it has at most ``VALUES_MAX`` values, the values of the
   other varying counts of the combatants (mixed radix).  After the chunk
-  ``counting.dense_expander`` turns every code seen back into its counts through the
+  ``counting.expander`` turns every code seen back into its counts through the
   decoder here (``code_expander``: the code a round uses, ``finish`` and the
   kernel's V3 ``_declare``, then the group and side slots, aggregate_round);
 * every other slot is *flushed* each round (``s1 += v``, ``s2 += v * v``; 0/1 slots
@@ -47,7 +47,7 @@ from simkit.systems.counting import (
     alias_units,
     binary_slots,
     constant_units,
-    dense_expander,
+    expander,
     histogram_kind,
     pack_plan,
     unit_members,
@@ -346,34 +346,49 @@ def finish(m, y, cs, before, start, end):
 
 # ----------------------------------------------------------------------------- decoding
 FIRST_CODE, SLOT_CODE, VALUES_CODE = range(3)  # the three codes (module docstring)
-# The decoder (counting.dense_expander) reads ``ctx``, a tuple of int64 vectors:
+# The decoder (counting.expander) reads ``ctx``, a tuple of int64 vectors:
+C_MEMORY, C_COUNT_SLOTS, C_BEFORE, C_FAMILY = range(4)  # m, count_slots (flat), acts_before
+# slots, and the code's *family*: its lists in one vector (counting.pack_plan), header
 (
-    C_KIND,  # [the code: FIRST_CODE, SLOT_CODE or VALUES_CODE]
-    C_MEMORY,  # the kernel's memory m (its copy of the call)
-    C_COUNT_SLOTS,  # Layout.count_slots, flat
-    C_BEFORE,  # the acts_before slots
-    C_VALUE_SLOTS,  # the counts of the values code,
-    C_VALUE_WEIGHTS,  # and their weights
-    C_ALIAS_SLOTS,  # slots equal to another in every round,
-    C_ALIAS_OF,  # and the slot each equals
-    C_SLOTS,  # the slots that follow from the code
-    C_AGG_SRC,  # and the Layout.aggregation entries that fill its group and side slots
-    C_AGG_DST,
-    C_AGG_OP,
-) = range(12)
+    F_SLOTS,  # the slots that follow from the code
+    F_AGG_SRC,  # and the Layout.aggregation entries that fill its group and side slots
+    F_AGG_DST,
+    F_AGG_OP,
+    F_VALUE_SLOTS,  # the counts of the values code,
+    F_VALUE_WEIGHTS,  # and their weights
+    F_ALIAS_SLOTS,  # slots equal to another in every round,
+    F_ALIAS_OF,  # and the slot each equals
+    F_END,
+    F_KIND,  # the code: FIRST_CODE, SLOT_CODE or VALUES_CODE
+) = range(10)
+F_SIZE = 10
 
 
-def decoder_context(kind, memory, count_slots, before, coded: CodedSums, slots, agg) -> tuple:
-    """``ctx`` of the decoder for one code: its kind, its ``slots`` and aggregation
-    entries (one type for the three codes: one build of the decoder)."""
-    return (
-        np.array([kind], np.int64), memory, count_slots.reshape(-1), before,
-        coded.value_slots, coded.value_weights, coded.alias_slots, coded.alias_of, slots, *agg,
-    )  # fmt: skip
+def families(coded: CodedSums) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The family vectors of the three codes (``C_FAMILY``)."""
+    return tuple(
+        pack_plan(
+            [
+                slots,
+                *agg,
+                coded.value_slots,
+                coded.value_weights,
+                coded.alias_slots,
+                coded.alias_of,
+            ],
+            {F_KIND: kind},
+            F_SIZE,
+        )  # fmt: skip
+        for kind, slots, agg in (
+            (FIRST_CODE, coded.first_coded, coded.first_agg),
+            (SLOT_CODE, coded.slot_coded, coded.slot_agg),
+            (VALUES_CODE, coded.value_coded, coded.value_agg),
+        )
+    )
 
 
 def code_expander(declare):
-    """The expansion loop (counting.dense_expander) of the three codes through one
+    """The expansion loop (counting.expander) of the three codes through one
     decoder: FIRST_CODE (ranks of the first actions, as moments: ``finish``, first
     action and acts_before), SLOT_CODE (the V2 slot positions give the order back, then
     ``declare``, the kernel's V3, and simultaneous) and VALUES_CODE (the counts' values,
@@ -382,24 +397,23 @@ def code_expander(declare):
     ``m[G_BASE] = 0`` (ranks as moments), ``m[G_TRACE] = 0`` and the constant slots of
     the row first."""
 
-    @njit(**INNER)
+    @njit(**INNER, inline="always")
     def decode(code, ctx, y):
         m = _address(ctx[C_MEMORY])
         row = _address(y)
         cs = _address(ctx[C_COUNT_SLOTS])
         before = ctx[C_BEFORE]
-        slots = ctx[C_SLOTS]
-        for k in range(slots.size):
-            row[slots[k]] = 0
+        f = ctx[C_FAMILY]
+        for k in range(f[F_SLOTS], f[F_SLOTS + 1]):
+            row[f[k]] = 0
         n = m[G_N]
-        kind = ctx[C_KIND][0]
         x = code
-        if kind == FIRST_CODE:
+        if f[F_KIND] == FIRST_CODE:
             for i in range(n):
                 m[W_FIRST + i] = x % n
                 x //= n
             finish(m, row, cs, _address(before), ZERO, before.size)
-        elif kind == SLOT_CODE:
+        elif f[F_KIND] == SLOT_CODE:
             for i in range(n):
                 m[W_LO + i] = x % n
                 x //= n
@@ -417,16 +431,16 @@ def code_expander(declare):
             declare(m, row, cs, m)
             row[m[G_SIMULTANEOUS_SLOT]] = shared
         else:
-            value_slots = ctx[C_VALUE_SLOTS]
-            weights = ctx[C_VALUE_WEIGHTS]
-            for k in range(value_slots.size - 1, -1, -1):
-                row[value_slots[k]] = x // weights[k]
-                x %= weights[k]
+            start = f[F_VALUE_SLOTS]
+            for k in range(f[F_VALUE_SLOTS + 1] - 1, start - 1, -1):
+                weight = f[f[F_VALUE_WEIGHTS] + k - start]
+                row[f[k]] = x // weight
+                x %= weight
             finish(m, row, cs, _address(before), ZERO, ZERO)
-        alias_slots = ctx[C_ALIAS_SLOTS]
-        alias_of = ctx[C_ALIAS_OF]
-        for k in range(alias_slots.size):
-            row[alias_slots[k]] = row[alias_of[k]]
-        aggregate_round(y, ctx[C_AGG_SRC], ctx[C_AGG_DST], ctx[C_AGG_OP])
+        alias = f[F_ALIAS_SLOTS]
+        for k in range(alias, f[F_ALIAS_SLOTS + 1]):
+            row[f[k]] = row[f[f[F_ALIAS_OF] + k - alias]]
+        src = f[f[F_AGG_SRC] : f[F_AGG_DST]]
+        aggregate_round(y, src, f[f[F_AGG_DST] : f[F_AGG_OP]], f[f[F_AGG_OP] : f[F_VALUE_SLOTS]])
 
-    return dense_expander(decode)
+    return expander(decode)

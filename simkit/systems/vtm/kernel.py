@@ -119,11 +119,10 @@ from simkit.systems.vtm.counts import (
     ATTACKED_BEFORE_ACTING,
     ATTACKS_MADE,
     ATTACKS_RECEIVED,
-    C_SLOTS,
     COUNTS,
     DEFENDED,
     DEFENSES,
-    FIRST_CODE,
+    F_SLOTS,
     H_BEFORE,
     H_BINARY,
     H_CODED,
@@ -145,13 +144,11 @@ from simkit.systems.vtm.counts import (
     KNOWN,
     N_COUNTS,
     SCENARIO_COUNTS,
-    SLOT_CODE,
     UNDEFENDED,
-    VALUES_CODE,
     CodedSums,
     code_expander,
     compile_counts,
-    decoder_context,
+    families,
     finish,
 )
 from simkit.systems.vtm.memory import (
@@ -991,13 +988,13 @@ def _lanes(key, r0, m, pl, words, second, lanes):
 @njit(**JIT)
 def _run_chunk(
     key, first, n_rounds, memory, row, count_slots, plan, s1, s2, sx, codes, block, state,
-    contexts, const_slots, const_values, scratch,
+    before, family, const_slots, const_values, scratch,
 ):  # fmt: skip
     """Play rounds ``first ..`` and add them up as ``plan`` says: the slots flushed
     every round, the per-round pair products, and the codes (``codes``: one dense
     histogram of the first-action, V2 slot and values codes, expanded into ``s1`` and
-    ``s2`` after the rounds through ``contexts``, each code's
-    ``counts.decoder_context``) or else the ``acts_before`` block.  ``scratch``: the
+    ``s2`` after the rounds through ``family``, each code's ``counts.families``) or
+    else the ``acts_before`` block.  ``scratch``: the
     expansion's unused sums (sl, sx, pair slots, tot)."""
     pv = unmanaged(plan)
     y_array = unmanaged(row)
@@ -1101,13 +1098,16 @@ def _run_chunk(
         m[G_TRACE] = 0
         m[G_BASE] = 0  # first-action codes: ranks as moments
         sl, none_x, none_a, none_b, tot = scratch
+        cs_flat = count_slots.reshape(-1)
         for c in range(3):
-            ctx = contexts[c]
-            if ctx[C_SLOTS].size:
+            f = family[c]
+            slots = f[f[F_SLOTS] : f[F_SLOTS + 1]]
+            if slots.size:
                 for k in range(const_slots.size):
                     y[const_slots[k]] = const_values[k]
                 h = codes[c * n_codes : (c + 1) * n_codes if c < 2 else codes.size]
-                _EXPAND(h, ctx, row, ctx[C_SLOTS], s1, s2, sl, none_x, none_a, none_b, tot)
+                ctx = (memory, cs_flat, before, f)
+                _EXPAND(h, True, ctx, row, slots, s1, s2, sl, none_x, none_a, none_b, tot)
 
 
 # the expansion loop of the three codes (counts.code_expander, through V3 here)
@@ -1176,15 +1176,10 @@ def run_chunk(
     small = n_rounds < 1 << 31  # int32 holds the acts_before block of any real chunk
     block = np.zeros(0 if cd.coded else n * n, np.int32 if small else np.int64)
     before = np.arange(lay.before_offset, lay.before_offset + n * n, dtype=np.int64)
-    contexts = (
-        decoder_context(FIRST_CODE, m, compiled.cs, before, cd, cd.first_coded, cd.first_agg),
-        decoder_context(SLOT_CODE, m, compiled.cs, before, cd, cd.slot_coded, cd.slot_agg),
-        decoder_context(VALUES_CODE, m, compiled.cs, before, cd, cd.value_coded, cd.value_agg),
-    )
     none = np.zeros(0, np.int64)  # no cross sums: those are summed every round
     _run_chunk(
         _words(key), first, n_rounds, m, y, compiled.cs, compiled.plan, s1, s2, sx, codes, block,
-        np.zeros(STATE_WORDS, np.uint64), contexts, cd.const_slots, cd.const_values,
+        np.zeros(STATE_WORDS, np.uint64), before, families(cd), cd.const_slots, cd.const_values,
         (np.zeros(lay.size, np.int64), none, none, none, np.zeros(3, np.int64)),
     )  # fmt: skip
     if not cd.coded:  # acts_before: 0 or 1
