@@ -61,8 +61,9 @@ Sums
 ----
 How the counts are summed is counts.py: the slot plan (constant, alias, coded and
 flushed slots), the plan vector ``run_chunk`` reads every round (its ``H_*`` header),
-``finish``, and the decoders through which counting.py's dense histogram of the three
-outcome codes is turned back into sums after the chunk (``_expand`` here).  The
+``finish``, and the decoder through which counting.py's dense histogram of the three
+outcome codes is turned back into sums at the end of ``_run_chunk`` (``_EXPAND``:
+``counts.code_expander`` with V3, ``_declare``, from here).  The
 kernel's memory vector ``m`` (its offsets, the rules' codes, ``_address``) is
 memory.py.
 
