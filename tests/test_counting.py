@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numba import njit
 
 from simkit import engine
 from simkit.metrics import Sums, flush_cycle
@@ -75,6 +76,72 @@ def test_histogram_keeps_codes_that_collide():
     for k, code in enumerate(codes):
         assert not counting.histogram_add(t, code, k + 1)
     assert _held(t) == {code: k + 1 for k, code in enumerate(codes)}
+
+
+def test_histogram_kind_decides_by_the_size_of_the_code_space():
+    assert counting.histogram_kind(1) == counting.DENSE
+    assert counting.histogram_kind(counting.DENSE_MAX) == counting.DENSE
+    assert counting.histogram_kind(counting.DENSE_MAX + 1) == counting.HASHED
+    h = counting.new_dense_histogram(3, 5, counting.DENSE_MAX)  # three code spaces, one vector
+    assert h.dtype == np.int64 and h.size == 8 + counting.DENSE_MAX and not h.any()
+    with pytest.raises(ValueError, match="DENSE_MAX"):
+        counting.new_dense_histogram(4, counting.DENSE_MAX + 1)
+
+
+def test_dense_add_counts_every_code_at_its_index():
+    h = counting.new_dense_histogram(10)
+    rng = random.Random("dense")
+    expected: Counter[int] = Counter()
+    for _ in range(200):
+        code, count = rng.randrange(10), rng.randrange(1, 4)
+        counting.dense_add(h, code, count)
+        expected[code] += count
+    assert h.tolist() == [expected[c] for c in range(10)]
+
+
+@njit
+def _toy_decode(code, ctx, y):
+    """A decoder as a kernel writes one: the round of ``code`` into ``y`` from ``ctx``."""
+    table = ctx[0]
+    y[0] = code % 3
+    y[1] = code // 3
+    y[2] = table[code % table.size]
+    y[3] = y[0] * y[1]
+
+
+_EXPAND = counting.expander(_toy_decode)
+
+
+@pytest.mark.parametrize("kind", [counting.DENSE, counting.HASHED])
+def test_expansion_is_the_plain_sum_of_every_round(kind):
+    """Rounds counted as codes in either histogram, expanded through a decoder: the
+    plain Python sums of every round's row (of the slots asked for, and the cross sums);
+    the histogram is empty after."""
+    table = np.array([5, 0, 2, 7], np.int64)
+    rng = random.Random(kind)
+    codes = [rng.randrange(24) for _ in range(500)]
+    if kind == counting.DENSE:
+        h = counting.new_dense_histogram(24)
+        for code in codes:
+            counting.dense_add(h, code, 1)
+    else:
+        h = counting.new_histogram(2, 6)
+        for code in codes:
+            assert not counting.histogram_add(h, code, 1)
+    slots = np.array([0, 2, 3], np.int64)  # slot 1 is summed elsewhere
+    pa, pb = np.array([0, 1], np.int64), np.array([2, 3], np.int64)
+    got = _zeros(4, 2)
+    dense = kind == counting.DENSE
+    _EXPAND(h, dense, (table,), np.zeros(4, np.int64), slots, *got[:4], pa, pb, got[4])
+    rows = [[c % 3, c // 3, int(table[c % 4]), (c % 3) * (c // 3)] for c in codes]
+    s1, s2, sl, sx, tot = _plain_sums(rows, [1] * len(rows), [(0, 2), (1, 3)])
+    keep = lambda xs: [x if m in (0, 2, 3) else 0 for m, x in enumerate(xs)]  # noqa: E731
+    assert got[0].tolist() == keep(s1) and got[1].tolist() == keep(s2)
+    assert got[2].tolist() == keep(sl) and got[3].tolist() == sx and got[4].tolist() == tot
+    if kind == counting.DENSE:
+        assert not h.any()
+    else:
+        assert counting.histogram_used(h) == 0 and _held(h) == {}
 
 
 # --------------------------------------------------------------------------- flushes

@@ -33,6 +33,8 @@ from simkit import engine, systems
 from simkit.analysis.trace import parse_dice, play_trace
 from simkit.metrics import aggregate_round, flush_rows, mean_estimate
 from simkit.scenario import load_scenario, scenario_from_dict, with_changes
+from simkit.systems import counting
+from simkit.systems.perception import counts as perception_counts
 from simkit.systems.perception import kernel
 from simkit.systems.stream import chunk_state
 
@@ -391,6 +393,28 @@ def test_general_path_with_extra_pairs_on_large_scenarios():
         key = _key(77, k)
         job, got = _run(scenario, key, 600, first=k, pairs=pairs)
         assert got.equals(_flushed_trace(job, key, 600, first=k)), scenario.to_dict()
+
+
+def test_the_outcome_histogram_is_dense_up_to_three_combatants():
+    """counting.histogram_kind by the size of the code space: dense up to 3 combatants
+    (at most 2**14 codes), hashed at 4 (2**19); the dense path gives the sums of the
+    general path and of the traced rows bit for bit."""
+    kinds = [counting.histogram_kind(perception_counts.code_space(n)) for n in range(1, 5)]
+    assert kinds == [counting.DENSE] * 3 + [counting.HASHED]
+    for n in (2, 3):
+        scenario = _scenario(
+            "dense",
+            {"tie": "simultaneous"},
+            *(
+                {"name": f"F{k}", "side": f"s{k % 2}", "perception": k, "attack_share": 0.5}
+                for k in range(n)
+            ),
+        )
+        key = _key(11 + n)
+        job, hist = _run(scenario, key, 20_000, histogram=True)
+        assert hist.equals(_flushed_trace(job, key, 20_000))
+        _, general = _run(scenario, key, 20_000, histogram=False)
+        assert general.equals(hist)
 
 
 def test_many_distinct_outcomes(monkeypatch):

@@ -281,9 +281,9 @@ def test_fast_plan_equals_the_plain_plan():
         layout = engine.layout_for(scenario)
         fast = kernel.compile_scenario(scenario, layout)
         plain = kernel.compile_scenario(scenario, layout, plain=True)
-        seen.add(("coded", fast.coded))
-        seen.add(("values", fast.values > 0))
-        seen.add(("constants", fast.const_slots.size > 0))
+        seen.add(("coded", fast.coded_sums.coded))
+        seen.add(("values", fast.coded_sums.values > 0))
+        seen.add(("constants", fast.coded_sums.const_slots.size > 0))
         a, b = layout.new_sums(), layout.new_sums()
         n, first = rng.choice((1, 5, 700, 3000)), rng.randrange(1000)
         kernel.run_chunk(fast, _key(k), n, a, first=first)
@@ -364,7 +364,7 @@ def test_a_pair_across_codes_is_summed_every_round():
     layout = base.with_pairs(pairs)
     fast = kernel.compile_scenario(scenario, layout)
     plain = kernel.compile_scenario(scenario, layout, plain=True)
-    assert fast.coded and fast.pairs_round.size >= 2
+    assert fast.coded_sums.coded and fast.coded_sums.pairs_round.size >= 2
     a, b = layout.new_sums(), layout.new_sums()
     kernel.run_chunk(fast, _key(3), 5000, a)
     kernel.run_chunk(plain, _key(3), 5000, b)
@@ -381,9 +381,10 @@ def test_constant_and_alias_slots_hold_in_every_round():
     for k in range(40):
         scenario = twin.random_scenario(rng)
         compiled = engine.prepare(scenario).compiled
+        cd = compiled.coded_sums
         rows, _, _ = kernel.trace(compiled, _key(100 + k), 200)
-        assert (rows[:, compiled.const_slots] == compiled.const_values).all()
-        assert (rows[:, compiled.alias_slots] == rows[:, compiled.alias_of]).all()
+        assert (rows[:, cd.const_slots] == cd.const_values).all()
+        assert (rows[:, cd.alias_slots] == rows[:, cd.alias_of]).all()
 
 
 def test_the_bench_scenario_is_coded_without_per_round_flushes():
@@ -391,7 +392,7 @@ def test_the_bench_scenario_is_coded_without_per_round_flushes():
     nothing is flushed or aggregated round by round."""
     compiled = engine.prepare(scenario_from_dict(VTM.bench_scenario())).compiled
     plan = compiled.plan
-    assert compiled.coded and compiled.values > 0
+    assert compiled.coded_sums.coded and compiled.coded_sums.values > 0
     assert plan[kernel.H_SRC] == plan[kernel.H_FLUSH]  # no flushed or binary slots
     assert plan[kernel.H_PAIRS] == plan[kernel.H_SRC]  # no aggregation every round
     assert not plan[kernel.H_DECLARE] and not plan[kernel.H_FINISH]
@@ -423,7 +424,7 @@ def test_two_hundred_combatants_equal_the_twin():
         {"name": "Boss", "side": "b", "rating": 9, "extra_actions": 3},
     )
     compiled = engine.prepare(scenario).compiled
-    assert not compiled.coded
+    assert not compiled.coded_sums.coded
     _trace_equals_twin(scenario, _key(8), 3)
     a, b = compiled.layout.new_sums(), compiled.layout.new_sums()
     kernel.run_chunk(compiled, _key(8), 50, a)

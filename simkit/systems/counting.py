@@ -1,7 +1,7 @@
 """The counting engine of every kernel: from the counts of rounds to the metric sums.
 
 A kernel plays rounds by its rules and writes what happened as *counts*; everything
-after that is here, one convention for all three systems:
+after that is here, one memory convention for all three systems (below):
 
 Count rows
     A round's (or a regeneration cycle's) counts are a row over the slots of its
@@ -29,13 +29,51 @@ Flushes into regeneration-cycle sums (metrics.sums.Sums)
     ``flush_batch`` and ``clear_batch`` do the same for a batch of cycles.  All sums are
     int64, so the order of the cycles never changes a bit of them.
 
-Outcome histogram
-    A round whose counts follow from a small *outcome code* is counted as that code: an
-    open-addressing hash table of (code, rounds) pairs (``new_histogram``,
-    ``histogram_add``) that starts small, doubles while more than half full, up to
-    ``HISTOGRAM_MAX_BITS``; beyond that ``histogram_add`` says so and the kernel turns
-    every outcome back into its row (its own decoding), flushes it with
-    ``flush_weighted`` and clears the table (``histogram_clear``).
+Outcome histograms
+    A round whose counts follow from a small *outcome code* is counted as that code, in
+    one of two histograms; ``histogram_kind(space)`` picks which by the number of codes
+    there can be (the one place that decides, ``DENSE_MAX``):
+
+    * ``DENSE``: an int64 vector of one entry per code, the code its index
+      (``new_dense_histogram``, ``dense_add``: one add, no probing).  A kernel may keep
+      several code spaces in one vector, each at an offset of its own.
+    * ``HASHED``: an open-addressing hash table of (code, rounds) pairs
+      (``new_histogram``, ``histogram_add``) that starts small, doubles while more than
+      half full, up to ``HISTOGRAM_MAX_BITS``; beyond that ``histogram_add`` says so and
+      the kernel empties it into the sums (``histogram_clear`` after).
+
+    Either is emptied into the sums by the same loop, made for a kernel's *decoder*
+    (``decode(code, ctx, y)``: writes the round of ``code`` into the row ``y`` from the
+    kernel's ``ctx``, a tuple of its arrays): ``expander(decode)`` returns that loop,
+    ``expand(h, dense, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot)`` (``dense``: which
+    kind ``h`` is): every code met ``w`` times is decoded once and its row added ``w``
+    times (``flush_weighted`` of the ``slots`` only, and the cross sums of
+    ``pa``/``pb``; every slot in order: ``flush_weighted`` itself), then the histogram
+    is empty.  It is an inner function: a kernel's cached entry point calls it.
+
+The memory convention (every kernel's counting side)
+    * a *count row* is int64, one entry per slot of the ``Layout`` (``Layout.size``),
+      count ``k`` of combatant ``i`` at ``Layout.count_slots[i, k]``, the group and side
+      slots filled by ``aggregate_round`` (or, along a batch, ``aggregate_batch``);
+    * a *batch* of cycles is one array, row-major by slot: slot ``s`` of cycle ``b`` at
+      ``(s << lb) + b``;
+    * the *plan*, every list of slots and every flag a kernel reads while it counts, is
+      ONE int64 vector made by ``pack_plan`` and read through its header (list ``h`` is
+      ``plan[plan[h] : plan[h + 1]]``, a view), its ``H_*`` names in the system's
+      counts module;
+    * *histograms* are this module's (dense or hashed, ``histogram_kind``), emptied
+      into the sums by its expansion loops through the kernel's decoder; no kernel
+      keeps an outcome table of its own;
+    * the *sums* are ``metrics.sums.Sums`` (int64 s1, s2, sl, sx, tot).
+    The rules' own memory is each kernel's (vtm: the vector ``m``, vtm/memory.py;
+    perception: the table ``tab``, perception/table.py, which also holds the count
+    slots its round function writes through; readiness: its P/W/G arrays), and so is
+    each system's counting code proper (vtm/counts.py, perception/counts.py).  vtm and
+    perception follow the convention throughout.  readiness differs in two places (its
+    files are kept as they are here): its batch counts array ``Y`` is uint16, not
+    int64 (a count of one cycle fits; half the memory keeps a batch in the cache), and
+    the lists its flush reads (``ranges``, ``pair_rows``, ``agg_sum``, ``agg_any``) are
+    separate arrays on its compiled scenario, not a ``pack_plan`` vector.
 
 Fast paths and their reasons
     A kernel's fast path (rounds played side by side, "lanes") serves only some
@@ -61,6 +99,9 @@ from simkit.metrics.sums import aggregate_round, flush_cycle
 from simkit.systems.support import JIT
 
 __all__ = [
+    "DENSE",
+    "DENSE_MAX",
+    "HASHED",
     "HISTOGRAM_EMPTY",
     "HISTOGRAM_HEADER",
     "HISTOGRAM_MAX_BITS",
@@ -72,6 +113,8 @@ __all__ = [
     "clear_batch",
     "close_chunk",
     "constant_units",
+    "dense_add",
+    "expander",
     "first_reason",
     "flush_batch",
     "flush_cycle",
@@ -79,7 +122,9 @@ __all__ = [
     "histogram_add",
     "histogram_capacity",
     "histogram_clear",
+    "histogram_kind",
     "histogram_used",
+    "new_dense_histogram",
     "new_histogram",
     "pack_plan",
     "unit_members",
@@ -287,7 +332,70 @@ def clear_batch(Y, L, nb):
         Y[m] = 0
 
 
-# --------------------------------------------------------------------------- histogram
+# --------------------------------------------------------------------------- histograms
+DENSE, HASHED = "dense", "hashed"
+DENSE_MAX = 1 << 16  # code spaces up to this size are counted densely (512 KiB at most)
+
+
+def histogram_kind(space: int) -> str:
+    """The histogram of a code space of ``space`` codes (0 .. space - 1): DENSE up to
+    DENSE_MAX codes, HASHED beyond.  The one place this is decided."""
+    return DENSE if space <= DENSE_MAX else HASHED
+
+
+def new_dense_histogram(*spaces: int) -> np.ndarray:
+    """An empty dense histogram of one or more code spaces (``spaces``: the number of
+    codes of each), one after the other in one int64 vector: one entry per code."""
+    for space in spaces:
+        if histogram_kind(space) != DENSE:
+            raise ValueError(f"{space} codes: more than DENSE_MAX ({DENSE_MAX}), use new_histogram")
+    return np.zeros(max(sum(spaces), 1), np.int64)
+
+
+@njit(**INNER, forceinline=True)
+def dense_add(h, code, count):
+    """Add ``count`` rounds of outcome ``code`` (an index of ``h``)."""
+    h[code] += count
+
+
+def expander(decode):
+    """The loop that empties an outcome histogram into the sums through ``decode``
+    (module docstring): ``expand(h, dense, ctx, y, slots, s1, s2, sl, sx, pa, pb,
+    tot)``, ``dense``: ``h`` is a dense histogram, else a hashed one."""
+
+    @njit(**INNER, inline="always")
+    def expand(h, dense, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot):
+        every = slots.size == y.size  # every slot, in order: flush_weighted (it vectorises)
+        for e in range(h.size if dense else h[0] + 1):
+            if dense:
+                code = e
+                w = h[e]
+                h[e] = 0
+            else:  # an empty entry holds 0 rounds
+                code = h[HISTOGRAM_HEADER + 2 * e]
+                w = h[HISTOGRAM_HEADER + 2 * e + 1]
+            if w == 0:
+                continue
+            decode(code, ctx, y)
+            if every:
+                flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot)
+                continue
+            for k in range(pa.size):  # flush_weighted of the slots only
+                sx[k] += w * y[pa[k]] * y[pb[k]]
+            for k in range(slots.size):
+                v = y[slots[k]]
+                s1[slots[k]] += w * v
+                s2[slots[k]] += w * v * v
+                sl[slots[k]] += w * v
+            tot[0] += w
+            tot[1] += w
+            tot[2] += w
+        if not dense:
+            histogram_clear(h)
+
+    return expand
+
+
 # ``t``: int64, HISTOGRAM_HEADER entries (capacity - 1, outcomes held, largest capacity),
 # then (code, rounds) pairs: entry h at t[HISTOGRAM_HEADER + 2 h].
 HISTOGRAM_HEADER = 3

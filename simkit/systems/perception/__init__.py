@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from simkit.systems.base import Problem, SystemBase
-from simkit.systems.perception import kernel
+from simkit.systems.perception import counts, kernel
 from simkit.systems.perception.presentation import PerceptionPresentation
 from simkit.systems.perception.schema import FIELDS, RULES
 
@@ -59,7 +59,7 @@ class Perception(PerceptionPresentation, SystemBase):
         return problems
 
     def dist_size(self, params: Mapping[str, Any]) -> int:
-        return kernel.DIST_SIZE
+        return counts.DIST_SIZE
 
     def cost(self, scenario: Any) -> float:
         """Time per round relative to the 4-combatant benchmark scenario: 1 up to 4

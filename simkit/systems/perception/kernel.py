@@ -2,11 +2,12 @@
 
 The rules are played by ONE round function, ``_play_round`` (and, for the simplest
 scenarios, by its side-by-side shortcut ``_lanes``), and counted by ONE count function,
-``_count_round``.  The entry points differ only in what they do with a
-played round:
+``count_round`` (counts.py, with the rest of the counting: the complete row, the byte
+counters, the outcome code's decoding and the plan's ``H_*`` header; the table's rows
+are table.py).  The entry points differ only in what they do with a played round:
 
 ``_trace_rounds``
-    ``System.trace``: every round's complete row (``_full_row``), its events
+    ``System.trace``: every round's complete row (``full_row``), its events
     (``_note_round`` writes them from the state the round left in ``tab``, the state
     that is counted) and the stream state after it.
 ``_run_general``
@@ -15,9 +16,11 @@ played round:
 ``_run_histogram``
     ``run_chunk`` for up to ``HIST_MAX_N`` combatants: a round only counts its
     *outcome* (every slot, every stated target and where P3's information runs break,
-    packed in 19 bits at most) in the outcome histogram of counting.py; once per chunk
-    each outcome met is turned back into a round (``_decode``), counted by
-    ``_count_round`` and flushed with its number of rounds.  In individual mode with
+    packed in 19 bits at most) in an outcome histogram of counting.py, dense up to 3
+    combatants and hashed at 4 (``counting.histogram_kind`` by ``counts.code_space``);
+    once per chunk (``_empty_outcomes``) each outcome met is turned back into a round
+    (``counts.decode_row``), counted by ``count_round`` and flushed with its number
+    of rounds.  In individual mode with
     attack_share 0 or 1 the outcomes of most rounds come from ``_lanes``, which plays
     many rounds side by side from their first sixteen byte draws (a shortcut held equal
     to ``_play_round`` by the tests; section "lanes"; ``why_not_lanes`` names why not).
@@ -93,16 +96,41 @@ from simkit.systems.base import (
     code_of,
     share_code,
 )
-from simkit.systems.counting import HISTOGRAM_EMPTY as HASH_EMPTY
-from simkit.systems.counting import HISTOGRAM_HEADER as HASH_HEADER
 from simkit.systems.counting import (
+    DENSE,
     aggregate_round,
+    dense_add,
     first_reason,
-    flush_weighted,
     histogram_add,
-    histogram_capacity,
-    histogram_clear,
+    histogram_kind,
+    new_dense_histogram,
     new_histogram,
+)
+from simkit.systems.perception.counts import (
+    BYTE_BLOCK,
+    BYTE_ROUNDS,
+    CODE_BITS,
+    CODE_SLOT_BITS,
+    H_DST,
+    H_OP,
+    H_PA,
+    H_PAIR_BEFORE,
+    H_PB,
+    H_SRC,
+    H_UNITS_VARYING,
+    H_VAR_DST,
+    H_VAR_OP,
+    H_VAR_SRC,
+    HASH_BITS,
+    HASH_MAX_BITS,
+    HIST_MAX_N,
+    code_space,
+    compile_plan,
+    count_round,
+    empty_bytes,
+    expand_outcomes,
+    fixed_counts,
+    full_row,
 )
 from simkit.systems.perception.schema import (
     GROUP_STAT_CODES,
@@ -117,6 +145,53 @@ from simkit.systems.perception.schema import (
     TIE_SIMULTANEOUS,
     WITHIN_CODES,
     WITHIN_RANDOM,
+)
+from simkit.systems.perception.table import (
+    COUNTS,
+    N_PAR,
+    P_BEFORE,
+    P_INFO,
+    P_LANES,
+    P_LOW,
+    P_MODE,
+    P_N,
+    P_SIDES,
+    P_SIZE,
+    P_SPAN,
+    P_TIE,
+    P_UNITS,
+    P_WITHIN,
+    T_BUCKET,
+    T_BY_PER,
+    T_BY_STAT,
+    T_CHOICE,
+    T_DIE,
+    T_DIST,
+    T_FAIR_SIZE,
+    T_FAIR_START,
+    T_FIXED,
+    T_KEY,
+    T_MCOUNT,
+    T_MEMBERS,
+    T_MSTART,
+    T_ORDER,
+    T_PAR,
+    T_PER,
+    T_RUN_END,
+    T_SHARE,
+    T_SIDE,
+    T_SLOT,
+    T_SLOTS,
+    T_SORDER,
+    T_SSLOT,
+    T_STAT,
+    T_STOTAL,
+    T_TARGET,
+    T_TARGETS,
+    T_TCOUNT,
+    T_TIED,
+    T_TLIST,
+    T_TOTAL,
 )
 from simkit.systems.stream import (
     BYTE_LIMIT,
@@ -135,31 +210,6 @@ from simkit.systems.stream import (
 )
 from simkit.systems.support import JIT, njit, unmanaged
 
-COUNTS = (
-    "first_action",
-    "actions",
-    "no_action",
-    "attacked_before_acting",
-    "known_intents",
-    "intent_disclosed",
-    "attacks_made",
-    "attacks_received",
-    "undefended",
-)
-(
-    K_FIRST,
-    K_ACTIONS,
-    K_NO_ACTION,
-    K_ATTACKED_FIRST,
-    K_KNOWN,
-    K_DISCLOSED,
-    K_MADE,
-    K_RECEIVED,
-    K_UNDEFENDED,
-) = (COUNTS.index(c) for c in COUNTS)
-ACTIONS_PER_ROUND = 1  # P4: everyone acts exactly once
-FIXED_COUNTS = ("actions", "no_action")  # so these are the same in every round
-DIST_SIZE = ACTIONS_PER_ROUND + 1  # actions_dist.0 and .1
 D10 = 10  # P1, P2
 
 # Event kinds (column ``kind``); the System object names them and cites their rules.
@@ -169,63 +219,6 @@ EV_ROLL_P1, EV_ROLL_P2, EV_SLOT_P1, EV_SLOT_P2, EV_INTENT, EV_ACT, EV_ATTACK = (
 _NOBODY = np.int64(NOBODY)
 _ZERO = np.int64(0)
 
-# ``tab[T_PAR]``: the scenario's numbers.
-(
-    P_MODE,
-    P_TIE,
-    P_WITHIN,
-    P_INFO,
-    P_N,
-    P_SIDES,
-    P_LOW,
-    P_SPAN,
-    P_BEFORE,
-    P_UNITS,
-    P_SIZE,
-    P_LANES,  # 1: _run_histogram may play rounds side by side (_lanes)
-) = range(12)
-N_PAR = 12
-
-# ``tab``: one row per quantity (see the module docstring).
-(
-    T_PAR,  # the scenario's numbers (P_*)
-    # per combatant, parameters
-    T_PER,  # perception
-    T_SIDE,  # side index
-    T_SHARE,  # attack_share as base.share_code
-    T_TCOUNT,  # the length of its target list
-    T_TLIST,  # its target list: row T_TARGETS + tab[T_TLIST, i] (equal lists share a row)
-    T_BY_PER,  # the combatants by descending perception, then scenario order
-    # per side, parameters
-    T_STAT,  # P2: group perception (commander's or highest)
-    T_MSTART,  # where its members start in row T_MEMBERS
-    T_MCOUNT,  # its number of members
-    T_BY_STAT,  # the sides by descending group perception, then order of appearance
-    T_MEMBERS,  # the sides' members, side after side, each in scenario order
-    # per roller (P1: combatant; P2: side)
-    T_FIXED,  # trace ``dice``: the face it rolls (0: none)
-    T_DIE,  # the face it rolled
-    # the round
-    T_TOTAL,  # per combatant: d10 + perception (P2: its side's total)
-    T_STOTAL,  # per side: d10 + group perception
-    T_KEY,  # per entity: its order key (total << KEY_SHIFT) | stat
-    T_SLOT,  # per combatant: its slot (0 = first)
-    T_SSLOT,  # per side: its place in the side order
-    T_ORDER,  # per acting position: the combatant
-    T_SORDER,  # per place: the side
-    T_TIED,  # per position: tied (P1/P2) with the one before it (or: ahead counts)
-    T_BUCKET,  # counting sort buckets, one per possible total
-    T_RUN_END,  # per acting position: the first position after its information run
-    T_TARGET,  # per combatant: whom its stated first action attacks (NOBODY: none)
-    T_AHEAD,  # per side: its members at earlier acting positions (counting)
-    T_CHOICE,  # per combatant: its target's place in its target list + 1 (0: none)
-    T_FAIR_START,  # fair random orders to draw this round: where each starts
-    T_FAIR_SIZE,  # and how many it orders
-    # the layout
-    T_DIST,  # per combatant: Layout.dist_offsets
-    T_SLOTS,  # and a row per count after it: Layout.count_slots (row T_SLOTS + K_*)
-) = range(31)
-T_TARGETS = T_SLOTS + len(COUNTS)  # and a row per distinct target list after it
 
 # stream.below(st, n) for 2 <= n <= 256, as the round function draws it (written out:
 # a call to stream.below costs 8 ns, more than the draw, because LLVM does not inline
@@ -236,17 +229,6 @@ BELOW_LIMIT, BELOW_RECIPROCAL = BYTE_LIMIT, RECIPROCAL
 KEY_SHIFT = 5  # order keys (total << 5) | perception: perception <= MAX_PERCEPTION < 32
 PAIRWISE_MAX = 8  # up to 8 entities are ordered by counting who is ahead of whom
 
-BYTE_ROUNDS = 255  # acts_before byte counters are emptied before they can wrap
-BYTE_BLOCK = 64  # acts_before byte counters per vector instruction (rows padded to these)
-HIST_MAX_N = 4  # the histogram path takes up to 4 combatants
-# An outcome (histogram path): per combatant 2 bits of slot and 2 of its target's place
-# in its target list + 1 (0: no attack; the list has at most 3 entries), then one bit per
-# acting position after which P3's information run breaks: at most 19 bits.
-CODE_SLOT_BITS = 2
-CODE_CHOICE_BITS = 2
-CODE_BITS = CODE_SLOT_BITS + CODE_CHOICE_BITS  # per combatant
-HASH_BITS = 12  # outcomes are counted in a counting.new_histogram of 4096 entries at first
-HASH_MAX_BITS = 16  # growing to 65,536; emptied into the sums beyond half of that
 
 # Why ``_lanes`` cannot serve a scenario (``why_not_lanes``, ``Compiled.lanes_off``).
 LANE_REASONS = ("group_mode", "too_many_combatants", "share_between_0_and_1")
@@ -258,11 +240,7 @@ class Compiled:
 
     layout: Layout
     tab: np.ndarray  # int64 [T_TARGETS + target lists, width]: parameters (round rows zero)
-    agg: tuple[np.ndarray, np.ndarray, np.ndarray]  # Layout.aggregation
-    agg_varying: tuple[np.ndarray, np.ndarray, np.ndarray]  # its entries P4 leaves free
-    units_varying: np.ndarray  # their aggregate slots
-    pairs: tuple[np.ndarray, np.ndarray]  # Layout.pair_indices
-    pair_before: np.ndarray  # acts_before slots that a cross sum reads
+    plan: np.ndarray  # int64: the lists of slots the kernels read (counts.H_* header)
     n_rollers: int
     sides: tuple[str, ...]  # side names (group-mode events name the side that rolls)
     lanes_off: str | None  # why _lanes cannot serve the scenario (LANE_REASONS), or None
@@ -348,10 +326,7 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         n_rollers=n if mode == MODE_INDIVIDUAL else ns,
         sides=tuple(sides),
         lanes_off=lanes_off,
-        agg=layout.aggregation,
-        **_varying_aggregation(layout),
-        pairs=layout.pair_indices(),
-        pair_before=_pair_before(layout),
+        plan=compile_plan(layout),
     )
 
 
@@ -366,27 +341,6 @@ def why_not_lanes(mode: int, n: int, shares: list[int]) -> str | None:
             ("share_between_0_and_1", all(s in (SHARE_NEVER, SHARE_ALWAYS) for s in shares)),
         )
     )
-
-
-def _varying_aggregation(layout: Layout) -> dict:
-    """The entries of ``Layout.aggregation`` of every count but those P4 makes the same
-    in every round (``FIXED_COUNTS``): ``_run_general`` aggregates those once a chunk."""
-    src, dst, op = layout.aggregation
-    per_unit = len(layout.aggregated)
-    fixed = [layout.aggregated.index(c) for c in FIXED_COUNTS if c in layout.aggregated]
-    keep = np.array([(int(d) - layout.unit_offset) % per_unit not in fixed for d in dst], bool)
-    return {
-        "agg_varying": (src[keep].copy(), dst[keep].copy(), op[keep].copy()),
-        "units_varying": np.array(sorted({int(d) for d in dst[keep]}), dtype=np.int64),
-    }
-
-
-def _pair_before(layout: Layout) -> np.ndarray:
-    """The acts_before slots a cross sum reads (``_run_general`` counts acts_before in
-    bytes and fills these into its row only for the cross sums)."""
-    start = layout.before_offset
-    before = {m for pair in layout.pairs for m in pair if start <= m < start + layout.n**2}
-    return np.array(sorted(before), dtype=np.int64)
 
 
 # --------------------------------------------------------------------------- a round
@@ -596,79 +550,10 @@ def _note_round(ev, ne, r, tab):
     return ne
 
 
-# --------------------------------------------------------------------------- counting
-@njit(**JIT)
-def _count_round(tab, y):
-    """The per-combatant counts of the round in ``tab``, written to their slots of ``y``
-    (but actions and no_action, the same in every round: ``_fixed_counts``)."""
-    n = tab[T_PAR, P_N]
-    for i in range(n):
-        y[tab[T_SLOTS + K_FIRST, i]] = tab[T_SLOT, i] == 0
-        y[tab[T_SLOTS + K_ATTACKED_FIRST, i]] = 0
-        y[tab[T_SLOTS + K_MADE, i]] = tab[T_TARGET, i] != NOBODY
-        y[tab[T_SLOTS + K_RECEIVED, i]] = 0
-        y[tab[T_SLOTS + K_UNDEFENDED, i]] = 0
-    for s in range(tab[T_PAR, P_SIDES]):
-        tab[T_AHEAD, s] = 0
-    # P3, opponents only: i learns everyone after its information run, and everyone
-    # before its run learns i's first action.
-    p = 0
-    while p < n:
-        q = tab[T_RUN_END, p]
-        for k in range(p, q):
-            i = tab[T_ORDER, k]
-            y[tab[T_SLOTS + K_DISCLOSED, i]] = p - tab[T_AHEAD, tab[T_SIDE, i]] > 0
-        for k in range(p, q):
-            tab[T_AHEAD, tab[T_SIDE, tab[T_ORDER, k]]] += 1
-        for k in range(p, q):
-            i = tab[T_ORDER, k]
-            s = tab[T_SIDE, i]
-            y[tab[T_SLOTS + K_KNOWN, i]] = (n - q) - (tab[T_MCOUNT, s] - tab[T_AHEAD, s])
-        p = q
-    # P4: every stated attack is carried out; nothing defends in this system
-    for i in range(n):
-        t = tab[T_TARGET, i]
-        if t != NOBODY:
-            y[tab[T_SLOTS + K_RECEIVED, t]] += 1
-            y[tab[T_SLOTS + K_UNDEFENDED, t]] += 1
-            # attacked before acting (a shared slot is not "before"); no branch on the slots
-            m = tab[T_SLOTS + K_ATTACKED_FIRST, t]
-            y[m] = max(y[m], np.int64(tab[T_SLOT, i] < tab[T_SLOT, t]))
-
-
-@njit(**JIT)
-def _fixed_counts(tab, y, n):
-    """The counts that are the same in every round, P4: exactly one action each
-    (``actions`` 1, ``no_action`` 0, ``actions_dist.1``)."""
-    for i in range(n):
-        y[tab[T_SLOTS + K_ACTIONS, i]] = ACTIONS_PER_ROUND
-        y[tab[T_SLOTS + K_NO_ACTION, i]] = 0
-        for k in range(DIST_SIZE):
-            y[tab[T_DIST, i] + k] = k == ACTIONS_PER_ROUND
-
-
-@njit(**JIT)
-def _full_row(tab, src, dst, op, y):
-    """The complete row of the round in ``tab``: counts, acts_before, distributions
-    and the group and side slots (``aggregate_round``)."""
-    n = tab[T_PAR, P_N]
-    for m in range(y.size):
-        y[m] = 0
-    _count_round(tab, y)
-    before = tab[T_PAR, P_BEFORE]
-    for i in range(n):
-        for j in range(n):
-            y[before + i * n + j] = tab[T_SLOT, i] < tab[T_SLOT, j]
-    _fixed_counts(tab, y, n)
-    aggregate_round(y, src, dst, op)
-
-
 # --------------------------------------------------------------------------- run: general
 @njit(**JIT)
 def _run_general(
-    key, first, n_rounds, tab, src, dst, op, var_src, var_dst, var_op, units_varying, pa, pb,
-    pair_before, y,
-    acc1, acc2, accx, slot8, before8, s1, s2, sl, sx, tot, st,
+    key, first, n_rounds, tab, plan, y, acc1, acc2, accx, slot8, before8, s1, s2, sl, sx, tot, st,
 ):  # fmt: skip
     """Play rounds ``first ..`` of the chunk with key ``key``; add their sums.
 
@@ -677,13 +562,17 @@ def _run_general(
     distributions, scenario and aggregate slots.  acts_before goes to byte counters."""
     key = unmanaged(key)
     tab = unmanaged(tab)
-    var_src = unmanaged(var_src)
-    var_dst = unmanaged(var_dst)
-    var_op = unmanaged(var_op)
-    units_varying = unmanaged(units_varying)
-    pa = unmanaged(pa)
-    pb = unmanaged(pb)
-    pair_before = unmanaged(pair_before)
+    pv = unmanaged(plan)  # its lists: views without a reference count
+    src = pv[pv[H_SRC] : pv[H_SRC + 1]]
+    dst = pv[pv[H_DST] : pv[H_DST + 1]]
+    op = pv[pv[H_OP] : pv[H_OP + 1]]
+    var_src = pv[pv[H_VAR_SRC] : pv[H_VAR_SRC + 1]]
+    var_dst = pv[pv[H_VAR_DST] : pv[H_VAR_DST + 1]]
+    var_op = pv[pv[H_VAR_OP] : pv[H_VAR_OP + 1]]
+    units_varying = pv[pv[H_UNITS_VARYING] : pv[H_UNITS_VARYING + 1]]
+    pa = pv[pv[H_PA] : pv[H_PA + 1]]
+    pb = pv[pv[H_PB] : pv[H_PB + 1]]
+    pair_before = pv[pv[H_PAIR_BEFORE] : pv[H_PAIR_BEFORE + 1]]
     y = unmanaged(y)
     acc1 = unmanaged(acc1)
     acc2 = unmanaged(acc2)
@@ -696,12 +585,12 @@ def _run_general(
     after = before + n * n  # the distributions start here
     units = tab[T_PAR, P_UNITS]
     size = tab[T_PAR, P_SIZE]
-    _fixed_counts(tab, y, n)  # P4: the same in every round
+    fixed_counts(tab, y, n)  # P4: the same in every round
     in_bytes = 0
     for r in range(first, first + n_rounds):
         round_start_lazy(st, key, r)
         _play_round(st, tab)
-        _count_round(tab, y)
+        count_round(tab, y)
         if r == first:  # every aggregate slot; those of FIXED_COUNTS keep their values
             for m in range(units, size):
                 y[m] = 0
@@ -737,9 +626,9 @@ def _run_general(
                 before8[row + j] += si < slot8[j]
         in_bytes += 1
         if in_bytes == BYTE_ROUNDS:
-            _empty_bytes(before8, acc1, before, n)
+            empty_bytes(before8, acc1, before, n)
             in_bytes = 0
-    _empty_bytes(before8, acc1, before, n)
+    empty_bytes(before8, acc1, before, n)
     for m in range(size):
         s1[m] += acc1[m]
         sl[m] += acc1[m]  # one-round cycles
@@ -751,54 +640,6 @@ def _run_general(
     tot[0] += n_rounds
     tot[1] += n_rounds
     tot[2] += n_rounds
-
-
-@njit(**JIT)
-def _empty_bytes(before8, acc1, before, n):
-    """acts_before's byte counters (rows of ``before8.size // n``) into ``acc1``; zeroed."""
-    stride = before8.size // n
-    for i in range(n):
-        for j in range(n):
-            acc1[before + i * n + j] += before8[i * stride + j]
-    for m in range(before8.size):
-        before8[m] = 0
-
-
-# --------------------------------------------------------------------------- run: histogram
-@njit(**JIT)
-def _decode(code, tab):
-    """The round of an outcome code back in ``tab``: slots, targets, the acting order
-    (by slot, slot-mates in scenario order) and the information runs."""
-    n = tab[T_PAR, P_N]
-    for i in range(n):
-        field = code >> (CODE_BITS * i)
-        tab[T_SLOT, i] = field & ((1 << CODE_SLOT_BITS) - 1)
-        choice = (field >> CODE_SLOT_BITS) & ((1 << CODE_CHOICE_BITS) - 1)
-        tab[T_TARGET, i] = tab[T_TARGETS + tab[T_TLIST, i], choice - 1] if choice > 0 else NOBODY
-    p = 0
-    for s in range(n):
-        for i in range(n):
-            if tab[T_SLOT, i] == s:
-                tab[T_ORDER, p] = i
-                p += 1
-    for p in range(n - 1, -1, -1):
-        if p == n - 1 or (code >> (CODE_BITS * n + p)) & 1:
-            tab[T_RUN_END, p] = p + 1
-        else:
-            tab[T_RUN_END, p] = tab[T_RUN_END, p + 1]
-
-
-@njit(**JIT)
-def _empty_table(table, tab, src, dst, op, y, s1, s2, sl, sx, pa, pb, tot):
-    """Count every outcome in the table once, with its number of rounds; empty it."""
-    for h in range(histogram_capacity(table)):
-        at = HASH_HEADER + 2 * h
-        code = table[at]
-        if code != HASH_EMPTY:
-            _decode(code, tab)
-            _full_row(tab, src, dst, op, y)
-            flush_weighted(y, table[at + 1], s1, s2, sl, sx, pa, pb, tot)
-    histogram_clear(table)
 
 
 # --------------------------------------------------------------------------- lanes
@@ -955,13 +796,13 @@ def _lanes(key, first, tab, codes, words, second, lanes):
 
 @njit(**JIT)
 def _run_histogram(
-    key, first, n_rounds, tab, src, dst, op, table, y, s1, s2, sl, sx, pa, pb, tot, st, codes,
-    final,
+    key, first, n_rounds, tab, plan, table, dense, y, slots, s1, s2, sl, sx, tot, st, codes, final,
 ):  # fmt: skip
     """Play rounds ``first ..`` of the chunk with key ``key`` (at most ``HIST_MAX_N``
     combatants); count each distinct outcome once (module docstring).  ``table``: the
-    outcome histogram (counting.new_histogram); emptied into the sums when ``final``
-    (else the next call goes on with it) or when full at its largest.  ``codes``: the
+    outcome histogram (``dense``: counting.new_dense_histogram, else
+    counting.new_histogram); emptied into the sums (of the ``slots``: every slot) when
+    ``final`` (else the next call goes on with it) or when full at its largest.  ``codes``: the
     outcomes of the first ``codes.size`` rounds from the lanes (``_lanes``; -1: play the
     round)."""
     key = unmanaged(key)
@@ -977,23 +818,52 @@ def _run_histogram(
             round_start_lazy(st, key, r)
             _play_round(st, tab)
             # the outcome: every slot, every target and where P3's information runs break
-            # (all that _count_round and acts_before read)
+            # (all that count_round and acts_before read)
             code = 0
             for i in range(n):
                 field = tab[T_SLOT, i] | (tab[T_CHOICE, i] << CODE_SLOT_BITS)
                 code |= field << (CODE_BITS * i)
             for p in range(n - 1):
                 code |= (tab[T_RUN_END, p] == p + 1) << (CODE_BITS * n + p)
-        if histogram_add(table, code, 1):  # full at its largest: emptied into the sums
-            _empty_table(table, tab, src, dst, op, y, s1, s2, sl, sx, pa, pb, tot)
+        if dense:
+            dense_add(table, code, 1)
+        elif histogram_add(table, code, 1):  # full at its largest: emptied into the sums
+            _empty_outcomes(table, dense, tab, plan, y, slots, s1, s2, sl, sx, tot)
     if final:
-        _empty_table(table, tab, src, dst, op, y, s1, s2, sl, sx, pa, pb, tot)
+        _empty_outcomes(table, dense, tab, plan, y, slots, s1, s2, sl, sx, tot)
+
+
+@njit(**JIT)
+def _empty_outcomes(table, dense, tab, plan, y, slots, s1, s2, sl, sx, tot):
+    """Every outcome of the histogram (``dense`` or hashed) counted once with its number
+    of rounds (counting's expansion loop through counts.decode_row); the table emptied."""
+    pv = unmanaged(plan)  # views without a reference count, passed on every outcome
+    ctx = (
+        unmanaged(tab),
+        pv[pv[H_SRC] : pv[H_SRC + 1]],
+        pv[pv[H_DST] : pv[H_DST + 1]],
+        pv[pv[H_OP] : pv[H_OP + 1]],
+    )
+    pa = pv[pv[H_PA] : pv[H_PA + 1]]
+    pb = pv[pv[H_PB] : pv[H_PB + 1]]
+    s1 = unmanaged(s1)
+    s2 = unmanaged(s2)
+    sl = unmanaged(sl)
+    sx = unmanaged(sx)
+    table = unmanaged(table)
+    y = unmanaged(y)
+    slots = unmanaged(slots)
+    tot = unmanaged(tot)
+    expand_outcomes(table, dense, ctx, y, slots, s1, s2, sl, sx, pa, pb, tot)
 
 
 # --------------------------------------------------------------------------- trace
 @njit(**JIT)
-def _trace_rounds(key, first, n_rounds, tab, src, dst, op):
+def _trace_rounds(key, first, n_rounds, tab, plan):
     """Rounds ``first ..``: complete rows, events, and the stream state after each."""
+    src = plan[plan[H_SRC] : plan[H_SRC + 1]]
+    dst = plan[plan[H_DST] : plan[H_DST + 1]]
+    op = plan[plan[H_OP] : plan[H_OP + 1]]
     n = tab[T_PAR, P_N]
     rows = np.zeros((n_rounds, tab[T_PAR, P_SIZE]), np.int64)
     states = np.zeros((n_rounds, CANONICAL_WORDS), np.uint64)
@@ -1012,7 +882,7 @@ def _trace_rounds(key, first, n_rounds, tab, src, dst, op):
         round_start_lazy(st, key, r)
         _play_round(st, tab)
         ne = _note_round(ev, ne, r, tab)
-        _full_row(tab, src, dst, op, rows[k])
+        full_row(tab, src, dst, op, rows[k])
         words = canonical_state(st)
         for c in range(CANONICAL_WORDS):
             states[k, c] = words[c]
@@ -1042,12 +912,14 @@ def run_chunk(
     lay = compiled.layout
     y = np.zeros(lay.size, np.int64)
     st = np.zeros(STATE_WORDS, np.uint64)
-    pa, pb = compiled.pairs
-    src, dst, op = compiled.agg
+    n_pairs = len(lay.pairs)
     key4 = np.ascontiguousarray(key[:4], dtype=np.uint64)
     tab = compiled.tab.copy()
     if histogram:
-        table = new_histogram(HASH_BITS, HASH_MAX_BITS)
+        space = code_space(lay.n)
+        dense = histogram_kind(space) == DENSE
+        table = new_dense_histogram(space) if dense else new_histogram(HASH_BITS, HASH_MAX_BITS)
+        slots = np.arange(lay.size, dtype=np.int64)
         side_by_side = bool(tab[T_PAR, P_LANES])
         # the lanes' codes a block at a time, into one buffer of at most LANE_BLOCK
         # rounds (512 KiB) however long the chunk
@@ -1059,16 +931,15 @@ def run_chunk(
             block = codes[: m // FAST_LANES * FAST_LANES]
             if block.size:
                 _lanes(key4, first + start, tab, block, words[0], words[1], lanes)
-            _run_histogram(key4, first + start, m, tab, src, dst, op, table, y, sums.s1, sums.s2,
-                           sums.sl, sums.sx, pa, pb, sums.tot, st, block,
+            _run_histogram(key4, first + start, m, tab, compiled.plan, table, dense, y, slots,
+                           sums.s1, sums.s2, sums.sl, sums.sx, sums.tot, st, block,
                            start + m == n_rounds)  # fmt: skip
         return
     n = lay.n
     stride = -(-n // BYTE_BLOCK) * BYTE_BLOCK  # acts_before rows, padded (_run_general)
     _run_general(
-        key4, first, n_rounds, tab, src, dst, op, *compiled.agg_varying, compiled.units_varying,
-        pa, pb, compiled.pair_before, y,
-        np.zeros(lay.size, np.int64), np.zeros(lay.size, np.int64), np.zeros(pa.size, np.int64),
+        key4, first, n_rounds, tab, compiled.plan, y,
+        np.zeros(lay.size, np.int64), np.zeros(lay.size, np.int64), np.zeros(n_pairs, np.int64),
         np.zeros(stride, np.uint8), np.zeros(n * stride, np.uint8),
         sums.s1, sums.s2, sums.sl, sums.sx, sums.tot, st,
     )  # fmt: skip
@@ -1092,9 +963,8 @@ def trace_rounds(
         if not 1 <= face <= D10:
             raise ValueError(f"{face} is not a face of a d10")
         tab[T_FIXED, k] = face
-    src, dst, op = compiled.agg
     key4 = np.ascontiguousarray(key[:4], dtype=np.uint64)
-    return _trace_rounds(key4, first, n_rounds, tab, src, dst, op)
+    return _trace_rounds(key4, first, n_rounds, tab, compiled.plan)
 
 
 def hist_bins(n: int) -> int:

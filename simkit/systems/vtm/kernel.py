@@ -2,7 +2,7 @@
 
 ``compile_scenario`` flattens a validated scenario into one int64 memory vector and
 a plan of how its counts are summed; ``run_chunk`` plays rounds and adds their sums;
-``trace`` plays the same rounds on the same code (``_setup``, ``_play``, ``_finish``)
+``trace`` plays the same rounds on the same code (``_setup``, ``_play``, ``finish``)
 and returns every round's complete row, its events and the stream state it left
 behind.  One shortcut: rounds of the simplest scenarios (one action each, no delay or
 abort) are played side by side by ``_lanes`` for ``run_chunk`` (section "lanes"), held
@@ -47,8 +47,8 @@ A round
             ``GAVE_UP - moment``: it is skipped, its first action not yet taken),
             one resolved a later one; ``"never"`` (revision 2): a target acting in
             the same moment defends nothing (simultaneous).
-``_finish`` what follows from the round as a whole: first action, no action, the
-            distribution of actions, simultaneous, ``acts_before``.
+``finish``  (counts.py) what follows from the round as a whole: first action, no
+            action, the distribution of actions, simultaneous, ``acts_before``.
 
 Counts go into the round's row ``y`` through the layout's named slots
 (``cs[c * N_COUNTS + ACTIONS]`` is ``Layout.count_slots[c, ACTIONS]``); the group
@@ -59,26 +59,13 @@ pointers (``_address``), not arrays: passing arrays costs reference counting per
 
 Sums
 ----
-Every vtm round is its own regeneration cycle, so a chunk's sums are those of
-``flush_cycle(y, 1, ...)`` after every round.  ``compile_scenario`` sorts the slots
-of the layout once (``_SlotPlan``):
-* *constant* slots hold the same value in every round (``actions`` of a combatant
-  that cannot abort, ``attacks_made`` with attack_share 0 or 1, ...): their sums are
-  ``n * c`` and ``n * c * c``; *alias* slots equal another slot in every round
-  (``defenses`` = ``aborts`` = ``defended``, ...) and copy its sums;
-* up to ``HIST_MAX`` combatants the rest is *coded*: each round adds 1 to a
-  histogram of three codes: the ranks of the first actions (``first_action``,
-  ``acts_before``), the V2 slot positions (``known_declarations``, ``simultaneous``;
-  the same code when nobody delays or aborts) and, if it has at most ``VALUES_MAX``
-  values, the values of the other varying counts of the combatants (mixed radix);
-  ``_expand`` turns every code seen back into its counts through the code a round
-  uses (``_finish``, ``_declare``) and the group and side slots (aggregate_round);
-* every other slot is *flushed* each round (``s1 += v``, ``s2 += v * v``; 0/1 slots
-  ``s1`` only); beyond ``HIST_MAX`` combatants ``acts_before`` is counted into a
-  block of its own;
-* cross sums of pairs of slots are per-round products where both slots vary.
-``compile_scenario(..., plain=True)`` flushes every slot every round; the tests hold
-both plans, and the flushed rows of ``trace``, equal bit for bit.
+How the counts are summed is counts.py: the slot plan (constant, alias, coded and
+flushed slots), the plan vector ``run_chunk`` reads every round (its ``H_*`` header),
+``finish``, and the decoder through which counting.py's dense histogram of the three
+outcome codes is turned back into sums at the end of ``_run_chunk`` (``_EXPAND``:
+``counts.code_expander`` with V3, ``_declare``, from here).  The
+kernel's memory vector ``m`` (its offsets, the rules' codes, ``_address``) is
+memory.py.
 
 Where the plan needs nothing but the three codes and the scenario makes every round a
 function of its first sixteen byte draws (one action each, no delay or abort, ties
@@ -92,8 +79,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import types
-from numba.extending import intrinsic
 
 from simkit.metrics import Layout, Sums
 from simkit.systems.base import (
@@ -105,19 +90,14 @@ from simkit.systems.base import (
     TIE_CODES,
     TIE_RANDOM,
     code_of,
-    codes,
     share_code,
 )
 from simkit.systems.counting import (
     aggregate_round,
-    aggregation_entries,
-    alias_units,
-    binary_slots,
     close_chunk,
-    constant_units,
+    dense_add,
     first_reason,
-    pack_plan,
-    unit_members,
+    new_dense_histogram,
 )
 from simkit.systems.stream import (
     BYTE_LIMIT,
@@ -133,48 +113,108 @@ from simkit.systems.stream import (
     roll,
     round_start_lazy,
 )
-from simkit.systems.support import JIT, JIT_DISABLED, njit, unmanaged
-from simkit.systems.vtm import schema
-
-# ----------------------------------------------------------------------------- counts
-COUNTS = (
-    "first_action",
-    "actions",
-    "no_action",
-    "attacked_before_acting",
-    "defenses",
-    "aborts",
-    "known_declarations",
-    "attacks_made",
-    "attacks_received",
-    "undefended",
-    "defended",
-)
-(
-    FIRST_ACTION,
-    ACTIONS,
-    NO_ACTION,
-    ATTACKED_BEFORE_ACTING,
-    DEFENSES,
+from simkit.systems.support import JIT, njit, unmanaged
+from simkit.systems.vtm.counts import (
     ABORTS,
-    KNOWN,
+    ACTIONS,
+    ATTACKED_BEFORE_ACTING,
     ATTACKS_MADE,
     ATTACKS_RECEIVED,
-    UNDEFENDED,
+    COUNTS,
     DEFENDED,
-) = range(len(COUNTS))
-N_COUNTS = len(COUNTS)  # cs[c * N_COUNTS + ACTIONS] is Layout.count_slots[c, ACTIONS]
-SCENARIO_COUNTS = ("simultaneous",)
-
-# ----------------------------------------------------------------------------- codes
-DELAY_CODES = codes(schema.DELAYS)
-DELAY_NEVER, DELAY_UNTIL_ENEMY_ACTS = (DELAY_CODES[d] for d in schema.DELAYS)
-ABORT_CODES = codes(schema.ABORTS)
-ABORT_NEVER, ABORT_ALWAYS, ABORT_BEFORE_ACTING = (ABORT_CODES[a] for a in schema.ABORTS)
-MULTI_CODES = codes(schema.MULTIS)
-MULTI_END, MULTI_IN_TURN = (MULTI_CODES[m] for m in schema.MULTIS)
-SLOT_ABORT_CODES = codes(schema.SLOT_ABORTS)
-SLOT_ABORT_ALLOWED, SLOT_ABORT_NEVER = (SLOT_ABORT_CODES[v] for v in schema.SLOT_ABORTS)
+    DEFENSES,
+    F_SLOTS,
+    H_BEFORE,
+    H_BINARY,
+    H_CODED,
+    H_DECLARE,
+    H_DST,
+    H_END,
+    H_FINISH,
+    H_FLUSH,
+    H_LANES,
+    H_OP,
+    H_PAIRS,
+    H_RANKED,
+    H_SRC,
+    H_VALUE_KINDS,
+    H_VALUE_SLOTS,
+    H_VALUE_WEIGHTS,
+    H_ZERO_ALL,
+    HIST_MAX,
+    KNOWN,
+    N_COUNTS,
+    SCENARIO_COUNTS,
+    UNDEFENDED,
+    CodedSums,
+    code_expander,
+    compile_counts,
+    families,
+    finish,
+)
+from simkit.systems.vtm.memory import (
+    ABORT_ALWAYS,
+    ABORT_CODES,
+    ABORT_NEVER,
+    DELAY_CODES,
+    DELAY_NEVER,
+    DELAY_UNTIL_ENEMY_ACTS,
+    G_BASE,
+    G_BUCKETS,
+    G_COUNT,
+    G_DECLARE,
+    G_DELAYERS,
+    G_DELAYING,
+    G_ENDS,
+    G_EVENTS,
+    G_FIXED,
+    G_GROUPS,
+    G_MOMENT,
+    G_MULTI,
+    G_N,
+    G_ORDER,
+    G_ROUND,
+    G_SIDE_ACTS,
+    G_SIDES,
+    G_SIMULTANEOUS,
+    G_SIMULTANEOUS_SLOT,
+    G_SLOT_ABORT,
+    G_SP,
+    G_STACK,
+    G_TARGETS,
+    G_TIE,
+    G_TOTAL,
+    G_TRACE,
+    MULTI_CODES,
+    MULTI_END,
+    P_ABORT,
+    P_BASE,
+    P_BUCKET,
+    P_DELAY,
+    P_DIST,
+    P_END,
+    P_FIXED,
+    P_KEY,
+    P_RATING,
+    P_SHARE,
+    P_SIDE,
+    P_STATIC,
+    P_TCOUNT,
+    P_TSTART,
+    P_TURN,
+    SLOT_ABORT_CODES,
+    SLOT_ABORT_NEVER,
+    W_ACTING,
+    W_DELAYING,
+    W_END_NEXT,
+    W_FIRST,
+    W_GROUP,
+    W_HI,
+    W_KEY,
+    W_LO,
+    W_TURN,
+    _address,
+)
 
 # Event kinds (column ``kind``); the other columns of each:
 #   E_ROLL        actor, a = die, b = initiative                              (V1)
@@ -222,74 +262,6 @@ GAVE_UP = np.int64(-2)  # W_ACTING = GAVE_UP - moment: its action of that moment
 INIT_OFFSET = 64  # initiative >= 1 - 20
 KEY_SHIFT = 14  # 6 bits of rating (0..40), 8 bits of index
 SMALL = 16  # up to this many combatants V2 ranks by counting, beyond by buckets
-HIST_MAX = 6  # up to this many combatants the order counts are coded (module docstring)
-VALUES_MAX = 1 << 15  # the most codes of the other counts' values (module docstring)
-
-# The kernel's memory: ONE int64 vector ``m`` (a copy per call), every place in it at a
-# fixed offset: scalars, a row of MAX_COMBATANTS entries per parameter and per item of
-# round state (``m[W_TURN + c]``: turn actions left of combatant c), then regions.
-(
-    G_N,
-    G_ROUND,
-    G_TIE,
-    G_MULTI,
-    G_TRACE,
-    G_MOMENT,
-    G_SP,
-    G_GROUPS,
-    G_DELAYING,
-    G_TOTAL,
-    G_EVENTS,
-    G_BUCKETS,
-    G_SIMULTANEOUS,
-    G_SIMULTANEOUS_SLOT,
-    G_DECLARE,
-    G_DELAYERS,
-    G_ENDS,
-    G_BASE,
-    G_SIDES,
-    G_FIXED,
-    G_SLOT_ABORT,
-) = range(21)
-_ROWS = 24
-_PARAMETERS = (  # fixed by compile_scenario (P_FIXED: by trace --dice)
-    "P_RATING", "P_BASE", "P_KEY", "P_SIDE", "P_TURN", "P_END", "P_DELAY", "P_ABORT",
-    "P_SHARE", "P_TSTART", "P_TCOUNT", "P_FIXED", "P_STATIC", "P_BUCKET", "P_DIST",
-)  # fmt: skip
-_STATE = (  # the round's
-    "W_KEY", "W_LO", "W_HI", "W_TURN", "W_END_NEXT", "W_FIRST", "W_ACTING", "W_GROUP",
-    "W_DELAYING",
-)  # fmt: skip
-P_RATING = _ROWS + 0 * MAX_COMBATANTS  # rating (V2 tie-break)
-P_BASE = _ROWS + 1 * MAX_COMBATANTS  # rating - wound_penalty (V1, V7)
-P_KEY = _ROWS + 2 * MAX_COMBATANTS  # V2 sort key without the die
-P_SIDE = _ROWS + 3 * MAX_COMBATANTS  # side number
-P_TURN = _ROWS + 4 * MAX_COMBATANTS  # V6: actions of its turn
-P_END = _ROWS + 5 * MAX_COMBATANTS  # V6: actions at the end of the round
-P_DELAY = _ROWS + 6 * MAX_COMBATANTS  # DELAY_* code (V4)
-P_ABORT = _ROWS + 7 * MAX_COMBATANTS  # ABORT_* code (V5)
-P_SHARE = _ROWS + 8 * MAX_COMBATANTS  # attack_share as SHARE_* / chance threshold
-P_TSTART = _ROWS + 9 * MAX_COMBATANTS  # its target list: start in m[G_TARGETS:]
-P_TCOUNT = _ROWS + 10 * MAX_COMBATANTS  # and length
-P_FIXED = _ROWS + 11 * MAX_COMBATANTS  # a fixed d10 face, 0 if none (trace --dice)
-P_STATIC = _ROWS + 12 * MAX_COMBATANTS  # combatants by (rating desc, index): V2 buckets
-P_BUCKET = _ROWS + 13 * MAX_COMBATANTS  # V2 bucket of initiative, without the die
-P_DIST = _ROWS + 14 * MAX_COMBATANTS  # Layout.dist_offsets
-_W = _ROWS + len(_PARAMETERS) * MAX_COMBATANTS
-W_KEY = _W + 0 * MAX_COMBATANTS  # V2 key (the die: (W_KEY - P_KEY) >> KEY_SHIFT)
-W_LO = _W + 1 * MAX_COMBATANTS  # V2 slot: positions [lo, hi) of the order
-W_HI = _W + 2 * MAX_COMBATANTS
-W_TURN = _W + 3 * MAX_COMBATANTS  # actions of its turn still to come
-W_END_NEXT = _W + 4 * MAX_COMBATANTS  # its next end-of-round action to come (V6; P_END last)
-W_FIRST = _W + 5 * MAX_COMBATANTS  # moment of its first own action (NONE: not yet)
-W_ACTING = _W + 6 * MAX_COMBATANTS  # the moment it acts in (V5: same moment)
-W_GROUP = _W + 7 * MAX_COMBATANTS  # its turn group
-W_DELAYING = _W + 8 * MAX_COMBATANTS  # 1 while it delays (V4)
-G_ORDER = _W + len(_STATE) * MAX_COMBATANTS  # the combatant at each position (V2)
-G_SIDE_ACTS = G_ORDER + MAX_COMBATANTS  # own actions so far, per side (V4)
-G_STACK = G_SIDE_ACTS + MAX_COMBATANTS  # turn groups (lo, hi, group)
-G_COUNT = G_STACK + 3 * (MAX_COMBATANTS + 2)  # scratch: per side (V3), per bucket (V2)
-G_TARGETS = G_COUNT + MAX_COMBATANTS  # the target lists
 
 
 @dataclass(frozen=True)
@@ -300,47 +272,9 @@ class Compiled:
     m: np.ndarray  # int64: the kernel's memory, parameters and target lists filled in
     cs: np.ndarray  # int64 [n, K]: Layout.count_slots
     events_per_round: int  # at most this many events in a round
-    plan: np.ndarray  # int64: what run_chunk does every round (H_* header, then lists)
-    coded: bool  # first-action and V2 slot codes (n <= HIST_MAX)
-    values: int  # size of the code of the other counts' values (0: flushed instead)
-    first_coded: np.ndarray  # slots that follow from the first-action code
-    first_agg: tuple[np.ndarray, np.ndarray, np.ndarray]
-    slot_coded: np.ndarray  # slots that follow from the V2 slot code
-    slot_agg: tuple[np.ndarray, np.ndarray, np.ndarray]
-    value_coded: np.ndarray  # slots that follow from the values code
-    value_agg: tuple[np.ndarray, np.ndarray, np.ndarray]
-    value_slots: np.ndarray  # the counts of the values code, and their weights
-    value_weights: np.ndarray
-    const_slots: np.ndarray  # slots with the same value in every round
-    const_values: np.ndarray
-    alias_slots: np.ndarray  # slots equal to another in every round
-    alias_of: np.ndarray
-    pairs_round: np.ndarray  # pair numbers whose product is summed every round
+    plan: np.ndarray  # int64: what run_chunk does every round (counts.H_* header, then lists)
+    coded_sums: CodedSums  # what run_chunk sums after the chunk (counts.py)
     lanes_off: str | None = None  # why _lanes cannot serve the scenario (LANE_REASONS)
-
-
-# Header of Compiled.plan: where each list starts (the next one's start is its end)
-# and what run_chunk does every round.
-(
-    H_FLUSH,  # slots whose s1 and s2 are added every round
-    H_BINARY,  # 0/1 slots whose s1 is added every round (s2 = s1)
-    H_SRC,  # aggregation entries every round (Layout.aggregation): sources,
-    H_DST,  # destinations,
-    H_OP,  # and OP_SUM / OP_ANY
-    H_PAIRS,  # (pair number, slot a, slot b) of the per-round cross sums
-    H_BEFORE,  # acts_before slots written every round (read by a pair)
-    H_VALUE_SLOTS,  # the counts of the values code,
-    H_VALUE_WEIGHTS,  # and their weights
-    H_VALUE_KINDS,  # for the lanes (H_LANES): 2 i + 1 attacks_received of i, 2 i its abba
-    H_END,
-    H_DECLARE,  # 1: V3 every round
-    H_FINISH,  # 1: _finish every round
-    H_CODED,  # 1: first-action, slot and values codes; 0: the acts_before block
-    H_RANKED,  # 1: nobody delays or aborts: the first actions come in slot order
-    H_ZERO_ALL,  # 1: every count of the row is read: zero them all every round
-    H_LANES,  # 1: rounds may be played FAST_LANES side by side (_lanes)
-) = range(17)
-H_SIZE = 17
 
 
 # ----------------------------------------------------------------------------- compile
@@ -407,29 +341,22 @@ def compile_scenario(scenario, layout: Layout, plain: bool = False) -> Compiled:
     m[G_SIMULTANEOUS_SLOT] = layout.scenario_index("simultaneous")
     m[G_DELAYERS] = int(any(v != DELAY_NEVER for v in rows[P_DELAY]))  # V4 in play
     m[G_ENDS] = int(any(v > 0 for v in rows[P_END]))  # V6 in play
-    sp = _SlotPlan(scenario, layout, rows[P_ABORT], rows[P_SHARE], rows[P_DELAY], total, tie, plain)
-    f = sp.fields()
-    pa, pb = layout.pair_indices()
-    k = f["pairs_round"]
-    pairs = np.stack([k, pa[k], pb[k]], axis=1).reshape(-1)
-    src, dst, op = f.pop("agg")
-    kinds = _lane_kinds(layout, f["value_slots"])
-    lanes_off = why_not_lanes(f, src.size + k.size, kinds, rows, tie, plain)
-    plan = pack_plan(
-        [f.pop("flush"), f.pop("binary"), src, dst, op, pairs, f.pop("before_slots"),
-         f["value_slots"], f["value_weights"], kinds if lanes_off is None else []],
-        {H_DECLARE: f.pop("declare"), H_FINISH: f.pop("finish"), H_CODED: f["coded"],
-         H_RANKED: f.pop("ranked"), H_ZERO_ALL: f.pop("zero_all"), H_LANES: lanes_off is None},
-        H_SIZE,
-    )  # fmt: skip
+
+    def lanes(f: dict, per_round: int) -> tuple[list[int] | str, str | None]:
+        kinds = _lane_kinds(layout, f["value_slots"])
+        return kinds, why_not_lanes(f, per_round, kinds, rows, tie, plain)
+
+    plan, coded_sums, lanes_off = compile_counts(
+        scenario, layout, rows[P_ABORT], rows[P_SHARE], rows[P_DELAY], total, tie, plain, lanes
+    )
     return Compiled(
         layout=layout,
         m=m,
         cs=np.ascontiguousarray(layout.count_slots, dtype=np.int64),
         events_per_round=5 * n + 3 * sum(total),
         plan=plan,
+        coded_sums=coded_sums,
         lanes_off=lanes_off,
-        **f,
     )
 
 
@@ -457,7 +384,7 @@ def why_not_lanes(
 ) -> str | None:  # fmt: skip
     """None if ``_lanes`` can play the scenario's rounds side by side, else the name of
     the first reason it cannot (LANE_REASONS).  ``f``: the slot plan's fields
-    (``_SlotPlan.fields``); ``per_round``: aggregation entries and pair products the
+    (``counts.SlotPlan.fields``); ``per_round``: aggregation entries and pair products the
     plan needs every round; ``kinds``: ``_lane_kinds``."""
     n = len(rows[P_TURN])
     return first_reason(
@@ -479,180 +406,6 @@ def why_not_lanes(
             ("too_many_draws", n + sum(_draws(rows, i) for i in range(n)) <= LANE_BYTES),
         )
     )
-
-
-class _SlotPlan:
-    """How the sums of every slot of the layout are made (module docstring, Sums)."""
-
-    def __init__(
-        self, scenario, layout: Layout, abort: list[int], share: list[int], delay: list[int],
-        total: list[int], tie: int, plain: bool,
-    ):  # fmt: skip
-        n = layout.n
-        self.coded = n <= HIST_MAX and not plain
-        cs = layout.count_slots
-        attackers: list[list[int]] = [[] for _ in range(n)]
-        for a in range(n):
-            if share[a] != SHARE_NEVER:
-                for t in scenario.targets(a):
-                    attackers[t].append(a)
-        can_abort = [abort[i] != ABORT_NEVER and bool(attackers[i]) for i in range(n)]
-        delayers = any(d != DELAY_NEVER for d in delay)
-        most_received = [sum(total[a] for a in attackers[i]) for i in range(n)]
-        # constant slots: the same value in every round
-        const: dict[int, int] = {}
-        for i in range(n):
-            if not can_abort[i]:  # V5: nothing given up, every planned action taken
-                const[cs[i, ACTIONS]] = total[i]
-                const[cs[i, NO_ACTION]] = 0
-                for m in (DEFENSES, ABORTS, DEFENDED):
-                    const[cs[i, m]] = 0
-                for k in range(layout.dist_sizes[i]):
-                    const[layout.dist_index(i, k)] = int(k == total[i])
-                if share[i] in (SHARE_NEVER, SHARE_ALWAYS):
-                    const[cs[i, ATTACKS_MADE]] = total[i] * (share[i] == SHARE_ALWAYS)
-            sure = all(  # every attack on i certain and aimed at i alone
-                share[a] == SHARE_ALWAYS and not can_abort[a] and scenario.targets(a) == (i,)
-                for a in attackers[i]
-            )
-            if sure:
-                const[cs[i, ATTACKS_RECEIVED]] = most_received[i]
-                if not can_abort[i]:
-                    const[cs[i, UNDEFENDED]] = most_received[i]
-            if not attackers[i]:
-                const[cs[i, ATTACKED_BEFORE_ACTING]] = 0
-        if tie == TIE_RANDOM:  # V2: nobody shares a slot
-            const[layout.scenario_index("simultaneous")] = 0
-        members, unit_op = unit_members(layout)
-        constant_units(members, unit_op, const)
-        # aliases: slots equal to another one in every round (copied after the chunk)
-        alias: dict[int, int] = {}
-        for i in range(n):
-            for m in (DEFENSES, DEFENDED):  # V5: every defense is an abort
-                alias[cs[i, m]] = cs[i, ABORTS]
-            alias[cs[i, NO_ACTION]] = layout.dist_index(i, 0)
-            if not can_abort[i]:
-                alias[cs[i, UNDEFENDED]] = cs[i, ATTACKS_RECEIVED]
-            if share[i] == SHARE_ALWAYS:
-                alias[cs[i, ATTACKS_MADE]] = cs[i, ACTIONS]
-        alias_units(members, unit_op, alias)
-        alias = {a: r for a, r in alias.items() if a not in const and r not in const}
-        if plain:
-            const, alias = {}, {}
-        varying = set(range(layout.size)) - set(const) - set(alias)
-        before = set(range(layout.before_offset, layout.before_offset + n * n))
-        # coded slots (few combatants): the first-action code, the V2 slot code, and the
-        # code of the values of every other varying count of the combatants
-        first_coded: set[int] = set()
-        slot_coded: set[int] = set()
-        value_slots: list[int] = []
-        radix: list[int] = []
-        if self.coded:
-            first_coded = {int(cs[i, FIRST_ACTION]) for i in range(n)} | before
-            slot_coded = {int(cs[i, KNOWN]) for i in range(n)}
-            slot_coded.add(layout.scenario_index("simultaneous"))
-            most = {ATTACKED_BEFORE_ACTING: [1] * n, ACTIONS: total, ABORTS: total,
-                    ATTACKS_MADE: total, ATTACKS_RECEIVED: most_received,
-                    UNDEFENDED: most_received}  # fmt: skip
-            for i in range(n):
-                for m, bound in most.items():
-                    if int(cs[i, m]) in varying:
-                        value_slots.append(int(cs[i, m]))
-                        radix.append(bound[i] + 1)
-            if int(np.prod(radix, dtype=np.float64)) > VALUES_MAX:
-                value_slots, radix = [], []
-        value_coded = set(value_slots)
-        for i in range(n):  # what follows from the values: no action, the distribution
-            if int(cs[i, ACTIONS]) in value_coded:
-                value_coded |= {layout.dist_index(i, k) for k in range(layout.dist_sizes[i])}
-        for d, ms in members.items():  # units: every member coded in it (or constant)
-            for family in (first_coded, slot_coded, value_coded):
-                if all(x in family or alias.get(x) in family or x in const for x in ms):
-                    family.add(d)
-        self.first_coded = sorted(first_coded & varying)
-        self.slot_coded = sorted(slot_coded & varying)
-        self.value_coded = sorted(value_coded & varying)
-        self.value_slots = value_slots
-        self.weights = [int(np.prod(radix[:k], dtype=np.int64)) for k in range(len(radix))]
-        self.values = int(np.prod(radix, dtype=np.int64)) if radix else 0
-        flush = varying - first_coded - slot_coded - value_coded - before
-        # pairs: products every round where both slots vary (through aliases)
-        pa, pb = layout.pair_indices()
-        self.pairs_round = [
-            k for k in range(pa.size) if int(pa[k]) not in const and int(pb[k]) not in const
-        ]
-        read = {int(pa[k]) for k in self.pairs_round} | {int(pb[k]) for k in self.pairs_round}
-        self.before_slots = sorted(read & before)
-        # every round: V3 and _finish when their slots are flushed or read by a pair
-        self.declare = not self.coded or bool(read)
-        self.finish = bool(flush) or bool(read)
-        self.zero_all = not self.coded or bool(flush) or bool(read)
-        # nobody delays or can abort: everyone's first action comes at its turn, so the
-        # ranks of the first actions are the slot positions (one code gives both)
-        self.ranked = self.coded and not any(can_abort) and not delayers
-        needed = flush | read
-        self.agg = aggregation_entries(layout, needed)
-        binary = binary_slots(layout)
-        self.binary = sorted(flush & binary)
-        self.flush = sorted(flush - binary)
-        self.const = const
-        self.alias = alias
-        self.first_agg = aggregation_entries(layout, set(self.first_coded))
-        self.slot_agg = aggregation_entries(layout, set(self.slot_coded))
-        self.value_agg = aggregation_entries(layout, set(self.value_coded))
-
-    def fields(self) -> dict:
-        ints = lambda xs: np.array(list(xs), dtype=np.int64)  # noqa: E731
-        keys = sorted(self.const)
-        aliases = sorted(self.alias)
-        return {
-            "coded": self.coded,
-            "ranked": self.ranked,
-            "zero_all": self.zero_all,
-            "declare": self.declare,
-            "finish": self.finish,
-            "flush": ints(self.flush),
-            "binary": ints(self.binary),
-            "agg": self.agg,
-            "pairs_round": ints(self.pairs_round),
-            "before_slots": ints(self.before_slots),
-            "const_slots": ints(keys),
-            "const_values": ints(self.const[k] for k in keys),
-            "alias_slots": ints(aliases),
-            "alias_of": ints(self.alias[k] for k in aliases),
-            "first_coded": ints(self.first_coded),
-            "first_agg": self.first_agg,
-            "slot_coded": ints(self.slot_coded),
-            "slot_agg": self.slot_agg,
-            "values": self.values,
-            "value_slots": ints(self.value_slots),
-            "value_weights": ints(self.weights),
-            "value_coded": ints(self.value_coded),
-            "value_agg": self.value_agg,
-        }
-
-
-# ----------------------------------------------------------------------------- pointers
-# The kernel's helpers take data pointers, not arrays: a call that passes arrays costs
-# a reference-count update per array and call, more than the rules of an action
-# (numba's NRT).  ``_address(arr)`` is the data pointer of a C-contiguous array; the
-# caller keeps ``arr`` alive for the whole call.  Plain Python (NUMBA_DISABLE_JIT=1):
-# a flat view of the array, indexed the same way.
-if JIT_DISABLED:
-
-    def _address(arr):  # type: ignore[no-untyped-def]
-        return arr.reshape(-1)
-
-else:
-
-    @intrinsic
-    def _address(typingctx, arr):
-        sig = types.CPointer(arr.dtype)(arr)
-
-        def codegen(context, builder, signature, args):
-            return context.make_array(signature.args[0])(context, builder, args[0]).data
-
-        return sig, codegen
 
 
 # ----------------------------------------------------------------------------- events
@@ -1233,32 +986,17 @@ def _lanes(key, r0, m, pl, words, second, lanes):
             value[b] += acc[b] * weight
 
 
-# ----------------------------------------------------------------------------- a round
-@njit(**JIT)
-def _finish(m, y, cs, before, start, end):
-    """The counts that follow from the round as a whole: first action, no action, the
-    distribution of actions, simultaneous, and the ``acts_before`` slots
-    ``before[start:end]`` (the caller then fills the group and side slots)."""
-    n = m[G_N]
-    for i in range(n):
-        acts = y[cs[i * N_COUNTS + ACTIONS]]
-        y[cs[i * N_COUNTS + FIRST_ACTION]] = m[W_FIRST + i] == m[G_BASE]
-        y[cs[i * N_COUNTS + NO_ACTION]] = acts == 0
-        y[m[P_DIST + i] + acts] = 1
-    y[m[G_SIMULTANEOUS_SLOT]] = m[G_SIMULTANEOUS]
-    offset = n * N_COUNTS  # Layout.before_offset
-    for k in range(start, end):  # i's first action strictly before j's
-        ij = before[k] - offset
-        y[before[k]] = m[W_FIRST + ij // n] < m[W_FIRST + ij % n]
-
-
 @njit(**JIT)
 def _run_chunk(
-    key, first, n_rounds, memory, row, count_slots, plan, s1, s2, sx, codes, block, state
-):
+    key, first, n_rounds, memory, row, count_slots, plan, s1, s2, sx, codes, block, state,
+    before, family, const_slots, const_values, scratch,
+):  # fmt: skip
     """Play rounds ``first ..`` and add them up as ``plan`` says: the slots flushed
-    every round, the per-round pair products, and the codes (``codes``: histograms of
-    the first-action, V2 slot and values codes) or else the ``acts_before`` block."""
+    every round, the per-round pair products, and the codes (``codes``: one dense
+    histogram of the first-action, V2 slot and values codes, expanded into ``s1`` and
+    ``s2`` after the rounds through ``family``, each code's ``counts.families``) or
+    else the ``acts_before`` block.  ``scratch``: the
+    expansion's unused sums (sl, sx, pair slots, tot)."""
     pv = unmanaged(plan)
     y_array = unmanaged(row)
     src = pv[pv[H_SRC] : pv[H_DST]]
@@ -1279,7 +1017,7 @@ def _run_chunk(
     size = row.size
     counts_end = n * N_COUNTS
     dist_start = counts_end + n * n
-    finish = pl[H_FINISH] != 0
+    finishing = pl[H_FINISH] != 0
     zero_all = pl[H_ZERO_ALL] != 0
     coded = pl[H_CODED] != 0
     ranked = pl[H_RANKED] != 0
@@ -1299,9 +1037,9 @@ def _run_chunk(
         k_rounds = FAST_LANES if side_by_side else 1
         for b in range(k_rounds):
             if side_by_side and ok[b] != 0:
-                hc[n_codes + lanes[L_SLOT, b]] += 1
-                hc[lanes[L_SLOT, b]] += 1  # ranked
-                hc[2 * n_codes + lanes[L_VALUE, b]] += 1
+                dense_add(hc, n_codes + lanes[L_SLOT, b], ONE)
+                dense_add(hc, lanes[L_SLOT, b], ONE)  # ranked
+                dense_add(hc, 2 * n_codes + lanes[L_VALUE, b], ONE)
                 continue
             r = r0 + b
             if zero_all:
@@ -1316,8 +1054,8 @@ def _run_chunk(
             m[G_ROUND] = r
             _setup(st, m, y, cs, m)
             _play(st, m, y, cs, m)
-            if finish:
-                _finish(m, y, cs, pl, pl[H_BEFORE], pl[H_VALUE_SLOTS])
+            if finishing:
+                finish(m, y, cs, pl, pl[H_BEFORE], pl[H_VALUE_SLOTS])
             if src.size > 0:
                 aggregate_round(y_array, src, dst, op)
             if coded:
@@ -1326,7 +1064,7 @@ def _run_chunk(
                 for i in range(n):
                     code += m[W_LO + i] * scale
                     scale *= n
-                hc[n_codes + code] += 1
+                dense_add(hc, n_codes + code, ONE)
                 if not ranked:
                     code = 0
                     scale = 1
@@ -1337,11 +1075,11 @@ def _run_chunk(
                             rank += m[W_FIRST + j] < fi
                         code += rank * scale
                         scale *= n
-                hc[code] += 1
+                dense_add(hc, code, ONE)
                 code = 0
                 for k in range(pl[H_VALUE_SLOTS], pl[H_VALUE_WEIGHTS]):
                     code += y[pl[k]] * pl[k + pl[H_VALUE_WEIGHTS] - pl[H_VALUE_SLOTS]]
-                hc[2 * n_codes + code] += 1
+                dense_add(hc, 2 * n_codes + code, ONE)
             else:  # acts_before, into its block (int32: a chunk has at most 2**18 rounds)
                 for i in range(n):
                     fi = m[W_FIRST + i]
@@ -1357,74 +1095,24 @@ def _run_chunk(
             for k in range(pl[H_PAIRS], pl[H_BEFORE], 3):
                 ax[pl[k]] += y[pl[k + 1]] * y[pl[k + 2]]
         r0 += k_rounds
+    if coded:  # every code met, back into the sums of the slots that follow from it
+        m[G_TRACE] = 0
+        m[G_BASE] = 0  # first-action codes: ranks as moments
+        sl, none_x, none_a, none_b, tot = scratch
+        cs_flat = count_slots.reshape(-1)
+        for c in range(3):
+            f = family[c]
+            slots = f[f[F_SLOTS] : f[F_SLOTS + 1]]
+            if slots.size:
+                for k in range(const_slots.size):
+                    y[const_slots[k]] = const_values[k]
+                h = codes[c * n_codes : (c + 1) * n_codes if c < 2 else codes.size]
+                ctx = (memory, cs_flat, before, f)
+                _EXPAND(h, True, ctx, row, slots, s1, s2, sl, none_x, none_a, none_b, tot)
 
 
-# what a code gives back (_expand)
-FIRST_CODE, SLOT_CODE, VALUES_CODE = np.int64(0), np.int64(1), np.int64(2)
-
-
-@njit(**JIT)
-def _expand(
-    hist, kind, memory, row, count_slots, slots, agg_src, agg_dst, agg_op, s1, s2, before,
-    value_slots, value_weights, const_slots, const_values, alias_slots, alias_of,
-):  # fmt: skip
-    """Add every code of ``hist`` to the coded ``slots`` through the code a round uses.
-
-    FIRST_CODE: ranks of the first actions order them as their moments do (_finish:
-    first action, acts_before); SLOT_CODE: the V2 slot positions give the order back,
-    then V3 (_declare) and simultaneous; VALUES_CODE: the counts' values, then what
-    follows from them (_finish: no action, the distribution).  Constant and alias
-    slots are filled in, then the group and side slots (aggregate_round)."""
-    m = _address(memory)
-    y = _address(row)
-    cs = _address(count_slots)
-    bf = _address(before)
-    n = m[G_N]
-    m[G_TRACE] = 0
-    m[G_BASE] = 0  # FIRST_CODE: ranks as moments
-    for k in range(const_slots.size):
-        y[const_slots[k]] = const_values[k]
-    for code in range(hist.size):
-        count = hist[code]
-        if count == 0:
-            continue
-        for k in slots:
-            y[k] = 0
-        x = code
-        if kind == FIRST_CODE:
-            for i in range(n):
-                m[W_FIRST + i] = x % n
-                x //= n
-            _finish(m, y, cs, bf, ZERO, before.size)
-        elif kind == SLOT_CODE:
-            for i in range(n):
-                m[W_LO + i] = x % n
-                x //= n
-            shared = 0
-            for i in range(n):
-                q = m[W_LO + i]
-                size = 0
-                for j in range(n):
-                    if m[W_LO + j] == m[W_LO + i]:
-                        size += 1
-                        q += j < i
-                m[G_ORDER + q] = i
-                m[W_HI + i] = m[W_LO + i] + size
-                shared |= size > 1
-            _declare(m, y, cs, m)
-            y[m[G_SIMULTANEOUS_SLOT]] = shared
-        else:
-            for k in range(value_slots.size - 1, -1, -1):
-                y[value_slots[k]] = x // value_weights[k]
-                x %= value_weights[k]
-            _finish(m, y, cs, bf, ZERO, ZERO)
-        for k in range(alias_slots.size):
-            y[alias_slots[k]] = y[alias_of[k]]
-        aggregate_round(row, agg_src, agg_dst, agg_op)
-        for k in slots:
-            v = y[k]
-            s1[k] += count * v
-            s2[k] += count * v * v
+# the expansion loop of the three codes (counts.code_expander, through V3 here)
+_EXPAND = code_expander(_declare)
 
 
 @njit(**JIT)
@@ -1451,7 +1139,7 @@ def _trace_rounds(
         m[G_ROUND] = first + k
         _setup(st, m, y, cs, ev)
         _play(st, m, y, cs, ev)
-        _finish(m, y, cs, bf, ZERO, before.size)
+        finish(m, y, cs, bf, ZERO, before.size)
         aggregate_round(row, agg_src, agg_dst, agg_op)
         for j in range(row.size):
             rows[k, j] = y[j]
@@ -1483,34 +1171,24 @@ def run_chunk(
     s2 = np.zeros(lay.size, np.int64)
     pa, pb = lay.pair_indices()
     sx = np.zeros(pa.size, np.int64)
-    n_codes = n**n if compiled.coded else 0
-    codes = np.zeros(2 * n_codes + max(compiled.values, 1), np.int64)
+    cd = compiled.coded_sums
+    n_codes = n**n if cd.coded else 0
+    codes = new_dense_histogram(n_codes, n_codes, max(cd.values, 1))
     small = n_rounds < 1 << 31  # int32 holds the acts_before block of any real chunk
-    block = np.zeros(0 if compiled.coded else n * n, np.int32 if small else np.int64)
+    block = np.zeros(0 if cd.coded else n * n, np.int32 if small else np.int64)
+    before = np.arange(lay.before_offset, lay.before_offset + n * n, dtype=np.int64)
+    none = np.zeros(0, np.int64)  # no cross sums: those are summed every round
     _run_chunk(
         _words(key), first, n_rounds, m, y, compiled.cs, compiled.plan, s1, s2, sx, codes, block,
-        np.zeros(STATE_WORDS, np.uint64),
+        np.zeros(STATE_WORDS, np.uint64), before, families(cd), cd.const_slots, cd.const_values,
+        (np.zeros(lay.size, np.int64), none, none, none, np.zeros(3, np.int64)),
     )  # fmt: skip
-    before = np.arange(lay.before_offset, lay.before_offset + n * n, dtype=np.int64)
-    if compiled.coded:
-        for kind, hist, slots, agg in (
-            (FIRST_CODE, codes[:n_codes], compiled.first_coded, compiled.first_agg),
-            (SLOT_CODE, codes[n_codes : 2 * n_codes], compiled.slot_coded, compiled.slot_agg),
-            (VALUES_CODE, codes[2 * n_codes :], compiled.value_coded, compiled.value_agg),
-        ):
-            if slots.size:
-                _expand(
-                    hist, kind, m, y, compiled.cs, slots, *agg, s1, s2, before,
-                    compiled.value_slots, compiled.value_weights, compiled.const_slots,
-                    compiled.const_values, compiled.alias_slots, compiled.alias_of,
-                )  # fmt: skip
-    else:  # acts_before: 0 or 1
+    if not cd.coded:  # acts_before: 0 or 1
         s1[before] = block
         s2[before] = block
     close_chunk(
         sums, n_rounds, s1, s2, sx, compiled.plan[compiled.plan[H_BINARY] : compiled.plan[H_SRC]],
-        compiled.const_slots, compiled.const_values, compiled.alias_slots, compiled.alias_of,
-        pa, pb,
+        cd.const_slots, cd.const_values, cd.alias_slots, cd.alias_of, pa, pb,
     )  # fmt: skip
 
 
