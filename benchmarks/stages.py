@@ -15,6 +15,7 @@ Usage: python benchmarks/stages.py [--scenario benchmarks/scenarios/two_hundred_
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import time
 from pathlib import Path
@@ -94,10 +95,13 @@ def main() -> None:
     parser.add_argument("--scenario", default=str(DEFAULT))
     parser.add_argument("--rounds", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--batch", type=int, default=0, help="cycles per flush (0: the kernel's)")
     args = parser.parse_args()
     scenario = load_scenario(args.scenario)
     job = prepare(scenario)
     compiled = job.compiled
+    if args.batch:
+        compiled = dataclasses.replace(compiled, batch=args.batch)
     drivers = [driver(k, compiled.may_hold) for k in range(3)]
     key = np.random.SeedSequence(1).generate_state(4, dtype=np.uint64)
 

@@ -525,6 +525,39 @@ def rank_by_sorting(W):
 
 
 @njit(**HELPER)
+def rank_by_counting(W, KT):
+    """T2 ranks (how many full pools of the round are lower) of more than
+    RANK_BY_COUNTING combatants, without a sort: for each pool the count of pools at or
+    below it (``le``, one vectorised pass over the pools, no branch), then each pool's
+    multiplicity m from the ``le`` values (equal pools have equal ``le``, unequal ones
+    unequal: a higher pool counts every pool at or below the lower one and itself), so
+    the rank is ``le - m`` and the twin flag ``m > 1``: the ranks of ``rank_by_sorting``
+    exactly.  Room: the bottom two levels of the scratch tree (at least n wide), which
+    hold NOBODY outside ``next_released`` and are given back so."""
+    n = W.shape[0]
+    m = np.uint64(n)
+    pools = KT[SCRATCH_SET, 0]
+    seen = KT[SCRATCH_SET, 1]
+    for i in range(m):
+        pools[i] = W[i, W_POOL]
+        seen[i] = 0
+    for i in range(m):
+        pi = pools[i]
+        le = ZERO
+        for j in range(m):
+            le += np.int64(pools[j] <= pi)
+        W[i, W_RANK] = le
+        seen[le - 1] += 1
+    for i in range(m):
+        le = W[i, W_RANK]
+        same = seen[le - 1]
+        W[i, W_RANK] = rank_field(le - same, same > 1, i)
+    for i in range(m):
+        pools[i] = NOBODY
+        seen[i] = NOBODY
+
+
+@njit(**HELPER)
 def set_up(W, KT, may_hold):
     """A round's set-up after R1 and R2: T2 the rank of each full pool among the round's
     pools (how many are lower; pool integers compare as the sorted dice do, a die beating
@@ -541,7 +574,7 @@ def set_up(W, KT, may_hold):
                 same += np.int64(W[j, W_POOL] == pi)
             W[i, W_RANK] = rank_field(rank, same > 1, i)
     else:
-        rank_by_sorting(W)
+        rank_by_counting(W, KT)
     for i in range(n):
         KT[R3_SET, 0, i] = key_of(W[i, W_POOL], W[i, W_RANK])
         if may_hold:
