@@ -90,6 +90,25 @@ def driver(stage: int, may_hold: bool):
     return run
 
 
+def flush_alone(may_hold: bool):
+    """``reps`` flushes of one saved batch (each on a fresh copy of its counts), or only
+    the copies (``copy_only``): their difference is the flush of a batch, warm."""
+    flush = kernel.flush_cycles if may_hold else kernel.flush_single
+
+    @njit
+    def run(reps, copy_only, Y0, L0, Y, F, FT, L, nb, lb, CS, plan, sums):
+        CS = with_columns(CS, COUNT_COLUMNS)
+        for _ in range(reps):
+            for m in range(Y.size):
+                Y[m] = Y0[m]
+            for m in range(L.size):
+                L[m] = L0[m]
+            if not copy_only:
+                flush(Y, F, FT, L, nb, lb, CS, plan, sums)
+
+    return run
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--scenario", default=str(DEFAULT))
@@ -130,7 +149,35 @@ def main() -> None:
             rng.integers(1, SIDES + 1, size=dice, dtype=np.int8)
         return time.perf_counter() - start
 
+    # one batch played and kept, then flushed again and again
+    W, G, KT, Y, F, L, st = kernel._work(compiled, compiled.batch, False, compiled.params)
+    CS = compiled.count_table << np.uint64(G[G_LOG_BATCH])
+    drivers[2](
+        key, 0, compiled.batch, W, compiled.targets, compiled.guards, CS, G, KT, Y, F, L,
+        np.zeros((0, 8), dtype=np.int64), st,
+    )  # fmt: skip
+    n = compiled.n
+    sums = job.layout.new_sums()
+    parts = [sums.s1, sums.s2, sums.sl, sums.sx, sums.tot, np.zeros((2, n, n), np.int64)]
+    if hasattr(kernel, "fold_before"):  # acts_before collected in 16 bits
+        parts.append(np.zeros(n * n, dtype=np.int16))
+    plan = (
+        compiled.dist_offsets, compiled.ranges, compiled.agg_sum, compiled.agg_any,
+        compiled.derived, compiled.pair_rows,
+    )  # fmt: skip
+    saved = (Y.copy(), L.copy())
+    FT = np.zeros((compiled.batch + 1) * n, dtype=np.int16)
+    lb = int(G[G_LOG_BATCH])
+    flusher = flush_alone(compiled.may_hold)
+    reps = max(1, args.rounds // compiled.batch)
+
+    def flushed(copy_only: bool) -> float:
+        start = time.perf_counter()
+        flusher(reps, copy_only, *saved, Y, F, FT, L, compiled.batch, lb, CS, plan, tuple(parts))
+        return time.perf_counter() - start
+
     runs = [lambda k=k: staged(k) for k in range(3)] + [whole, numpy_dice]
+    runs += [lambda: flushed(False), lambda: flushed(True)]
     for run in runs:  # compile and warm
         run()
     times: list[list[float]] = [[] for _ in runs]
@@ -151,6 +198,8 @@ def main() -> None:
         print(f"{name:<10} {t:>9.2f}")
     print(f"{'round':<10} {cumulative[3]:>9.2f}   ({1e6 / cumulative[3]:,.0f} rounds/s)")
     print(f"{'numpy':<10} {med[4]:>9.2f}   (the round's dice, Generator.integers)")
+    alone = (med[5] - med[6]) * args.rounds / (reps * compiled.batch)
+    print(f"{'flush':<10} {alone:>9.2f}   (alone: one batch flushed again and again, a cycle)")
 
 
 if __name__ == "__main__":
