@@ -140,6 +140,7 @@ MAX_BATCH = 128
 # round's dice (at most MAX_COMBATANTS * MAX_READINESS); NO_STEP becomes the cap
 STEP_CAP = np.int16(32767)
 assert MAX_COMBATANTS * schema.MAX_READINESS < STEP_CAP and MAX_BATCH < STEP_CAP
+assert schema.MAX_READINESS < 32  # rules.compact: a face's count of a pool in 5 bits
 ACC_LIMIT = int(STEP_CAP) - MAX_BATCH  # flush's 16-bit acts_before counts stay below STEP_CAP
 ONE_ROUND = np.ones(1, dtype=np.int64)  # a traced round: a cycle of its own
 # flush: a combatant's actions_dist of more slots than this is counted one cycle at a
