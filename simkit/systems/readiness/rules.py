@@ -489,7 +489,7 @@ def compact(pool):
     )
 
 
-@njit(**HELPER)
+@njit(**COLD)
 def rank_by_counting(W, KT):
     """T2 ranks (how many full pools of the round are lower) of more than
     RANK_BY_COUNTING combatants, without a sort: for each pool the count of pools at or
@@ -500,7 +500,8 @@ def rank_by_counting(W, KT):
     and the twin flag ``m > 1``, exactly (before: a heapsort and binary searches, about
     three times the time at 200 combatants).  Room: the bottom two levels of the scratch
     tree (at least n int64 wide: the pools and the multiplicities in 32 bits, ``le`` in
-    16), which hold NOBODY outside ``next_released`` and are given back so."""
+    16), which hold NOBODY outside ``next_released`` and are given back so.  Called, not
+    inlined: once a round, and compiled once, not into every player."""
     n = W.shape[0]
     m = np.uint64(n)
     pools = KT[SCRATCH_SET, 0].view(np.int32)  # pools[0 .. n), multiplicities [n .. 2n)
