@@ -159,7 +159,7 @@ def main() -> None:
     n = compiled.n
     sums = job.layout.new_sums()
     parts = [sums.s1, sums.s2, sums.sl, sums.sx, sums.tot, np.zeros((2, n, n), np.int64)]
-    if hasattr(kernel, "fold_before"):  # acts_before collected in 16 bits
+    if hasattr(kernel, "ACC_LIMIT"):  # acts_before collected in 16 bits
         parts.append(np.zeros(n * n, dtype=np.int16))
     plan = (
         compiled.dist_offsets, compiled.ranges, compiled.agg_sum, compiled.agg_any,

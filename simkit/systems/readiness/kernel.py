@@ -140,7 +140,7 @@ MAX_BATCH = 128
 # round's dice (at most MAX_COMBATANTS * MAX_READINESS); NO_STEP becomes the cap
 STEP_CAP = np.int16(32767)
 assert MAX_COMBATANTS * schema.MAX_READINESS < STEP_CAP and MAX_BATCH < STEP_CAP
-assert schema.MAX_READINESS < 32  # rules.compact: a face's count of a pool in 5 bits
+assert schema.MAX_READINESS < 32  # rules.rank_by_counting: a face's count in 5 bits
 ACC_LIMIT = int(STEP_CAP) - MAX_BATCH  # flush's 16-bit acts_before counts stay below STEP_CAP
 ONE_ROUND = np.ones(1, dtype=np.int64)  # a traced round: a cycle of its own
 # flush: a combatant's actions_dist of more slots than this is counted one cycle at a
@@ -499,7 +499,7 @@ def flusher(always_single):
         (``drive`` adds them to the sums).
         ``plan``: (dist_off, ranges, agg_sum, agg_any, derived, pair_rows); ``sums``: (s1,
         s2, sl, sx, tot, AB, ACC), ``ACC`` (int16, n x n) acts_before's cycles of the
-        batches along the combatants, not yet in AB[0] (``fold_before``)."""
+        batches along the combatants, not yet in AB[0] (the driver adds them)."""
         dist_off, ranges, agg_sum, agg_any, derived, pair_rows = plan
         s1, s2, sl, sx, tot, AB, ACC = sums
         n = CS.shape[0]
@@ -582,16 +582,6 @@ def flusher(always_single):
         clear_batch(Y, L, nb)
 
     return flush
-
-
-@njit(**COLD)
-def fold_before(AB, ACC):
-    """Add the acts_before cycles collected in ``ACC`` (flush) to ``AB[0]``; zero ``ACC``."""
-    n = AB.shape[1]
-    for i in range(n):
-        for j in range(n):
-            AB[0, i, j] += ACC[i * n + j]
-            ACC[i * n + j] = 0
 
 
 flush_single = flusher(True)  # the driver of scenarios without holds
@@ -716,11 +706,12 @@ def _drivers(may_hold):
                 else:
                     flush_single(Y, F, FT, L, b, lb, CS, plan, sums)
                 pending += b
-                if pending > ACC_LIMIT:
-                    fold_before(AB, ACC)
+                if pending > ACC_LIMIT or r == end - 1:  # ACC into AB[0] before it overflows
+                    for m in range(n * n):
+                        AB[0, m // n, m % n] += ACC[m]
+                        ACC[m] = 0
                     pending = 0
                 b = 0
-        fold_before(AB, ACC)
         for i in range(n):  # acts_before: 0 or 1 per cycle, so sum y^2 = sum y
             for j in range(n):
                 slot = before_slots[i, j]

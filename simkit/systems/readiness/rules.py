@@ -475,39 +475,34 @@ def rank_field(rank, twin, i):
     return (rank << KEY_RANK) | (np.int64(twin) << KEY_TWIN) | (KEY_INDEX - i)
 
 
-@njit(**HELPER)
-def compact(pool):
-    """A pool in 5 bits a face (a face's count is at most MAX_READINESS, below 32), face
-    f at bits 5(f-1) ..: 30 bits, in the order of the pools."""
-    return (
-        (pool & 31)
-        | ((pool >> 3) & (31 << 5))
-        | ((pool >> 6) & (31 << 10))
-        | ((pool >> 9) & (31 << 15))
-        | ((pool >> 12) & (31 << 20))
-        | ((pool >> 15) & (31 << 25))
-    )
-
-
 @njit(**COLD)
 def rank_by_counting(W, KT):
     """T2 ranks (how many full pools of the round are lower) of more than
     RANK_BY_COUNTING combatants, without a sort: for each pool the count of pools at or
     below it (``le``: one pass per pool j adding ``p_j <= p_i`` to every i, vectorised in
-    16 bits over pools ``compact``ed to 32), then each pool's multiplicity m from the
-    ``le`` values (equal pools have equal ``le``, unequal ones unequal: a higher pool
-    counts every pool at or below the lower one and itself), so the rank is ``le - m``
-    and the twin flag ``m > 1``, exactly (before: a heapsort and binary searches, about
-    three times the time at 200 combatants).  Room: the bottom two levels of the scratch
-    tree (at least n int64 wide: the pools and the multiplicities in 32 bits, ``le`` in
-    16), which hold NOBODY outside ``next_released`` and are given back so.  Called, not
-    inlined: once a round, and compiled once, not into every player."""
+    16 bits over the pools packed into 30 bits, 5 a face, in the same order), then each
+    pool's multiplicity m from the ``le`` values (equal pools have equal ``le``, unequal
+    ones unequal: a higher pool counts every pool at or below the lower one and itself),
+    so the rank is ``le - m`` and the twin flag ``m > 1``, exactly (before: a heapsort
+    and binary searches, about three times the time at 200 combatants).  Room: the
+    bottom two levels of the scratch tree (at least n int64 wide: the pools and the
+    multiplicities in 32 bits, ``le`` in 16), which hold NOBODY outside
+    ``next_released`` and are given back so.  Called, not inlined: once a round, and
+    compiled once, not into every player."""
     n = W.shape[0]
     m = np.uint64(n)
     pools = KT[SCRATCH_SET, 0].view(np.int32)  # pools[0 .. n), multiplicities [n .. 2n)
     le = KT[SCRATCH_SET, 1].view(np.int16)
     for i in range(m):
-        pools[i] = np.int32(compact(W[i, W_POOL]))
+        pool = W[i, W_POOL]  # 5 bits a face (a face's count is at most MAX_READINESS, 20)
+        pools[i] = np.int32(
+            (pool & 31)
+            | ((pool >> 3) & (31 << 5))
+            | ((pool >> 6) & (31 << 10))
+            | ((pool >> 9) & (31 << 15))
+            | ((pool >> 12) & (31 << 20))
+            | ((pool >> 15) & (31 << 25))
+        )
         pools[m + i] = 0
         le[i] = 0
     for j in range(m):
