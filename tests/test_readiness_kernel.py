@@ -203,6 +203,23 @@ def test_every_batch_size_gives_the_same_sums():
     assert flush_rows(rows, job.layout, lengths).equals(sums[0])
 
 
+def test_acts_before_along_the_combatants_over_its_16_bit_limit():
+    """More combatants than cycles (batches of 8 for 9 combatants): acts_before counted in
+    16 bits and added to the sums before it could overflow, over more cycles than 16 bits
+    hold, gives the sums of batches of 128 (counted along the cycles)."""
+    scenario = crowd(9, 1, True, seed=3)
+    job = engine.prepare(scenario)
+    key = _key(9)
+    rounds = 2 * kernel.ACC_LIMIT + 1000
+    sums = []
+    for batch in (8, 128):
+        s = job.layout.new_sums()
+        SYSTEM.run_chunk(dataclasses.replace(job.compiled, batch=batch), key, rounds, s)
+        sums.append(s)
+    assert sums[0].tot[1] == rounds
+    assert sums[0].equals(sums[1])
+
+
 # --------------------------------------------------------------------------- big scenarios
 def crowd(n: int, readiness: int, holds: bool, seed: int):
     rng = random.Random(seed)
