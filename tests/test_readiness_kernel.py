@@ -210,7 +210,7 @@ def test_acts_before_along_the_combatants_over_its_16_bit_limit():
     scenario = crowd(9, 1, True, seed=3)
     job = engine.prepare(scenario)
     key = _key(9)
-    rounds = 2 * kernel.ACC_LIMIT + 1000
+    rounds = 4 * kernel.ACC_LIMIT
     sums = []
     for batch in (8, 128):
         s = job.layout.new_sums()
