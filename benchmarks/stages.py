@@ -1,15 +1,18 @@
 """Where a readiness round goes: the stages of ``run_chunk`` timed apart, one worker.
 
-Four numba drivers play the same rounds of a scenario (one chunk key, the rounds'
-own streams) and stop after a stage: ``roll`` (the stream's start and R1's dice),
-``set-up`` (also the per-round resets and ``rules.set_up``: T2 ranks, R3 keys and
-tree), ``turns`` (the whole ``rules.play_round``, the counts array never flushed) and
-``run_chunk`` itself (with its flushes).  A stage costs the difference of two
-drivers; the four take turns ``--repeat`` times and the median of each counts.  numpy's
-time for the round's dice (``Generator.integers``) is printed as the yardstick.
+Four numba drivers play the same rounds of a scenario (one chunk key, the rounds' own
+streams) and stop after a stage: ``roll`` (the stream's start and R1's dice), ``set-up``
+(also the per-round resets and the set-up: T2 ranks, R3 keys and tree, written as
+``rules.play_round`` has them), ``turns`` (the whole ``rules.play_round``, the counts
+array never flushed) and ``run_chunk`` itself (with its flushes).  A stage costs the
+difference of two drivers; the four take turns ``--repeat`` times and the median of each
+counts.  The flush is also timed alone (``flush_cycles`` on one saved batch again and
+again, warm caches, less the copying of the batch), a steadier figure than a difference
+of two drivers whose play code numba lays out differently.  numpy's time for the round's
+dice (``Generator.integers``) is printed as the yardstick.
 
 Usage: python benchmarks/stages.py [--scenario benchmarks/scenarios/two_hundred_readiness.toml]
-       [--rounds 2000] [--repeat 15]
+       [--rounds 2000] [--repeat 15] [--batch N]
 """
 
 from __future__ import annotations
@@ -33,10 +36,13 @@ from simkit.systems.readiness.codes import (
     N_FIELDS,
     NO_STEP,
     P_DICE,
+    R3_SET,
     SIDES,
     W_ATTACKED,
     W_FIRST,
+    W_IN_R3,
     W_POOL,
+    W_RANK,
 )
 from simkit.systems.stream import round_start
 from simkit.systems.support import unmanaged, with_columns
@@ -80,11 +86,26 @@ def driver(stage: int, may_hold: bool):
             for i in range(n):
                 pool, _ = rules.roll_many(st, W[i, P_DICE], SIDES, rules.FIELD, rules.FACE_BITS)
                 W[i, W_POOL] = pool
-            if stage == 1:
+            if stage == 1:  # play_round's resets and set-up, as written there
                 for i in range(n):
                     W[i, W_ATTACKED] = 0
                     W[i, W_FIRST] = NO_STEP
-                rules.set_up(W, KT, may_hold)
+                if n <= rules.RANK_BY_COUNTING:
+                    for i in range(n):
+                        pi = W[i, W_POOL]
+                        rank = 0
+                        same = 0
+                        for j in range(n):
+                            rank += np.int64(W[j, W_POOL] < pi)
+                            same += np.int64(W[j, W_POOL] == pi)
+                        W[i, W_RANK] = rules.rank_field(rank, same > 1, i)
+                else:
+                    rules.rank_by_counting(W, KT)
+                for i in range(n):
+                    KT[R3_SET, 0, i] = rules.key_of(W[i, W_POOL], W[i, W_RANK])
+                    if may_hold:
+                        W[i, W_IN_R3] = 1
+                rules.rebuild(KT, R3_SET)
         return carry
 
     return run

@@ -521,31 +521,6 @@ def rank_by_counting(W, KT):
 
 
 @njit(**HELPER)
-def set_up(W, KT, may_hold):
-    """A round's set-up after R1 and R2: T2 the rank of each full pool among the round's
-    pools (how many are lower; pool integers compare as the sorted dice do, a die beating
-    no die), every combatant's R3 key and the R3 tree; everyone joins R3 (``may_hold``:
-    W_IN_R3 kept; without holds everyone stays in R3 and ``spend`` does not ask)."""
-    n = W.shape[0]
-    if n <= RANK_BY_COUNTING:
-        for i in range(n):
-            pi = W[i, W_POOL]
-            rank = ZERO
-            same = ZERO
-            for j in range(n):
-                rank += np.int64(W[j, W_POOL] < pi)
-                same += np.int64(W[j, W_POOL] == pi)
-            W[i, W_RANK] = rank_field(rank, same > 1, i)
-    else:
-        rank_by_counting(W, KT)
-    for i in range(n):
-        KT[R3_SET, 0, i] = key_of(W[i, W_POOL], W[i, W_RANK])
-        if may_hold:
-            W[i, W_IN_R3] = 1
-    rebuild(KT, R3_SET)
-
-
-@njit(**HELPER)
 def next_initiative(KT):
     """R5 [rev 3]: the initiative of the turn R3 would give next (the best key at the
     top of the R3 tree: combatants with dice that are not holding), 0 if nobody has one.
@@ -688,7 +663,24 @@ def round_player(log, may_hold):
                 W[i, W_HELD] = 0
                 W[i, W_RELEASE_EVENT] = NO_STEP
                 W[i, W_LOWEST] = NO_STEP
-        set_up(W, KT, may_hold)  # T2 ranks, R3 keys and tree: everyone joins R3
+        # T2: the rank of each full pool among the round's pools (how many are lower; pool
+        # integers compare as the sorted dice do, a die beating no die); everyone joins R3
+        if n <= RANK_BY_COUNTING:
+            for i in range(n):
+                pi = W[i, W_POOL]
+                rank = ZERO
+                same = ZERO
+                for j in range(n):
+                    rank += np.int64(W[j, W_POOL] < pi)
+                    same += np.int64(W[j, W_POOL] == pi)
+                W[i, W_RANK] = rank_field(rank, same > 1, i)
+        else:
+            rank_by_counting(W, KT)
+        for i in range(n):
+            KT[R3_SET, 0, i] = key_of(W[i, W_POOL], W[i, W_RANK])
+            if may_hold:  # without holds everyone stays in R3 (spend does not ask)
+                W[i, W_IN_R3] = 1
+        rebuild(KT, R3_SET)
         # ---- turns (R3), until R9
         while True:
             # R5: holders whose every opponent is out of dice rejoin R3
