@@ -55,6 +55,8 @@ STAGES = ("roll", "set-up", "turns", "flush")
 def driver(stage: int, may_hold: bool):
     """``run_rounds`` stopping after stage ``stage`` (0 roll, 1 set-up, 2 turns)."""
     play = kernel.play_holds if may_hold else kernel.play_plain
+    counting = hasattr(rules, "rank_by_counting")
+    rank_large = rules.rank_by_counting if counting else rules.rank_by_sorting
 
     @njit
     def run(key, first, n_rounds, W, T, GL, CS, G, KT, Y, F, L, EV, st):
@@ -99,8 +101,10 @@ def driver(stage: int, may_hold: bool):
                             rank += np.int64(W[j, W_POOL] < pi)
                             same += np.int64(W[j, W_POOL] == pi)
                         W[i, W_RANK] = rules.rank_field(rank, same > 1, i)
-                else:
-                    rules.rank_by_counting(W, KT)
+                elif counting:
+                    rank_large(W, KT)
+                else:  # (a tree before ranks by counting: its heapsort)
+                    rank_large(W)
                 for i in range(n):
                     KT[R3_SET, 0, i] = rules.key_of(W[i, W_POOL], W[i, W_RANK])
                     if may_hold:
