@@ -203,6 +203,23 @@ def test_every_batch_size_gives_the_same_sums():
     assert flush_rows(rows, job.layout, lengths).equals(sums[0])
 
 
+def test_acts_before_along_the_combatants_over_its_16_bit_limit():
+    """More combatants than cycles (batches of 8 for 9 combatants): acts_before counted in
+    16 bits and added to the sums before it could overflow, over more cycles than 16 bits
+    hold, gives the sums of batches of 128 (counted along the cycles)."""
+    scenario = crowd(9, 1, True, seed=3)
+    job = engine.prepare(scenario)
+    key = _key(9)
+    rounds = 4 * kernel.ACC_LIMIT
+    sums = []
+    for batch in (8, 128):
+        s = job.layout.new_sums()
+        SYSTEM.run_chunk(dataclasses.replace(job.compiled, batch=batch), key, rounds, s)
+        sums.append(s)
+    assert sums[0].tot[1] == rounds
+    assert sums[0].equals(sums[1])
+
+
 # --------------------------------------------------------------------------- big scenarios
 def crowd(n: int, readiness: int, holds: bool, seed: int):
     rng = random.Random(seed)
@@ -230,12 +247,13 @@ def crowd(n: int, readiness: int, holds: bool, seed: int):
 
 
 @pytest.mark.parametrize(
-    ("n", "readiness", "rounds"), [(9, 2, 6), (17, 3, 4), (70, 4, 3), (200, 20, 1)]
+    ("n", "readiness", "rounds"), [(9, 2, 6), (17, 3, 4), (40, 1, 6), (70, 4, 3), (200, 20, 1)]
 )
 @pytest.mark.parametrize("holds", [False, True])
 def test_many_combatants_equal_the_twin(n, readiness, rounds, holds):
-    """Two and three levels of the R3 key tree, T2 ranks by sorting (more than 16),
-    acts_before along the combatants (batches of fewer than 8 cycles)."""
+    """Two and three levels of the R3 key tree, T2 ranks by counting (more than 16; with
+    one die each, most pools have twins and T3 draws), acts_before along the combatants
+    (batches of fewer than 8 cycles)."""
     scenario = crowd(n, readiness, holds, seed=n)
     job = engine.prepare(scenario)
     assert job.compiled.tree_levels == (1 if n <= 8 else 2 if n <= 64 else 3)

@@ -144,7 +144,12 @@ MAX_BATCH = 128
 # round's dice (at most MAX_COMBATANTS * MAX_READINESS); NO_STEP becomes the cap
 STEP_CAP = np.int16(32767)
 assert MAX_COMBATANTS * schema.MAX_READINESS < STEP_CAP and MAX_BATCH < STEP_CAP
+assert schema.MAX_READINESS < 32  # rules.rank_by_counting: a face's count in 5 bits
+ACC_LIMIT = int(STEP_CAP) - MAX_BATCH  # flush's 16-bit acts_before counts stay below STEP_CAP
 ONE_ROUND = np.ones(1, dtype=np.int64)  # a traced round: a cycle of its own
+# flush: a combatant's actions_dist of more slots than this is counted one cycle at a
+# time (a slot each: the cycle's actions, at most its dice), not one slot at a time
+DIST_BY_COUNTING = 8
 # Flush rows computed from other data (pair slots outside the count rows).
 DERIVED_BEFORE, DERIVED_DIST = 0, 1
 
@@ -492,16 +497,17 @@ def flusher(always_single):
         ``Y`` (COUNT_DTYPE) is the counts array, row-major with ``1 << lb`` cycles per row (row r,
         cycle b at ``(r << lb) + b``), and ``F[i, b]`` the step of i's first action in
         cycle b's last round, so every loop below runs along the cycles of one row and
-        vectorises (``FT``: room for F transposed in 16 bits and a row of counts, when
+        vectorises (``FT``: room for F transposed in 16 bits, when
         acts_before runs along the combatants instead).  ``ranges`` [3, k]: the row, slot
         and "0 or 1 per round" flag of every row emitted (count slots, scenario counts,
         group and side slots).  ``AB[0]`` and ``AB[1]`` collect acts_before: cycles where
         i's first action came before j's, and the extra rounds (L - 1) of those cycles
         (``drive`` adds them to the sums).
         ``plan``: (dist_off, ranges, agg_sum, agg_any, derived, pair_rows); ``sums``: (s1,
-        s2, sl, sx, tot, AB)."""
+        s2, sl, sx, tot, AB, ACC), ``ACC`` (int16, n x n) acts_before's cycles of the
+        batches along the combatants, not yet in AB[0] (the driver adds them)."""
         dist_off, ranges, agg_sum, agg_any, derived, pair_rows = plan
-        s1, s2, sl, sx, tot, AB = sums
+        s1, s2, sl, sx, tot, AB, ACC = sums
         n = CS.shape[0]
         cycles = np.uint64(nb)  # unsigned row + b: no wraparound code, the loops vectorise
         derived_rows(Y, CS, L, nb)
@@ -524,13 +530,20 @@ def flusher(always_single):
         for i in range(n):
             acts = CS[i, ACTIONS]  # actions_dist: the cycle's actions (and its stalemate)
             d = dist_off[i]
-            for k in range(dist_off[i + 1] - d):
-                hits = 0
+            if dist_off[i + 1] - d > DIST_BY_COUNTING:  # one slot per cycle (at most its dice)
                 for b in range(cycles):
-                    hits += 1 if Y[acts + b] == k else 0
-                s1[d + k] += hits
-                s2[d + k] += hits
-                sl[d + k] += hits
+                    slot = d + np.int64(Y[acts + b])
+                    s1[slot] += 1
+                    s2[slot] += 1
+                    sl[slot] += 1
+            else:  # few slots: each counted along the cycles (vectorised)
+                for k in range(dist_off[i + 1] - d):
+                    hits = 0
+                    for b in range(cycles):
+                        hits += 1 if Y[acts + b] == k else 0
+                    s1[d + k] += hits
+                    s2[d + k] += hits
+                    sl[d + k] += hits
             if n < nb:  # acts_before: i's first action strictly before j's, along the cycles
                 for j in range(n):
                     before = 0
@@ -539,24 +552,21 @@ def flusher(always_single):
                     AB[0, i, j] += before
         if n >= nb:  # ... or, for more combatants than cycles, along the combatants
             # F transposed, a cycle's steps contiguous, in 16 bits (STEP_CAP: the same
-            # order); for each i, the cycles in which i acted before j are counted in
-            # 16 bits too (four times the combatants of int64 per vector instruction), in
-            # the room after the batch's rows, and added to AB once per batch
+            # order); the cycles in which i acted before j are counted in 16 bits too
+            # (four times the combatants of int64 per vector instruction), in the n x n
+            # ``ACC`` that the driver adds to AB[0] before it could overflow (a quarter of
+            # AB[0]'s memory, not read and written once per batch)
             m = np.uint64(n)
             for i in range(m):
                 for b in range(cycles):
                     FT[b * m + i] = min(F[i, b], STEP_CAP)
-            acc = cycles * m
             for i in range(m):
-                for j in range(m):
-                    FT[acc + j] = 0
+                at = i * m
                 for b in range(cycles):
                     row = b * m
                     fi = FT[row + i]
                     for j in range(m):
-                        FT[acc + j] += np.int16(fi < FT[row + j])
-                for j in range(m):
-                    AB[0, i, j] += FT[acc + j]
+                        ACC[at + j] += np.int16(fi < FT[row + j])
         if not always_single and not single:  # a stalemate (R8) made some cycles two rounds long
             for b in range(cycles):
                 extra = L[b] - 1
@@ -678,7 +688,10 @@ def _drivers(may_hold):
         st = unmanaged(st)
         lb = G[G_LOG_BATCH]
         plan = (dist_off, ranges, agg_sum, agg_any, derived, pair_rows)  # for flush
-        sums = (s1, s2, sl, sx, tot, AB)
+        n = before_slots.shape[0]
+        ACC = np.zeros(n * n, dtype=np.int16)  # flush: acts_before not yet in AB
+        sums = (s1, s2, sl, sx, tot, AB, ACC)
+        pending = 0  # cycles flushed since ACC was last added to AB
         b = 0
         end = first + n_rounds
         for r in range(first, end):
@@ -698,9 +711,14 @@ def _drivers(may_hold):
                     flush_cycles(Y, F, FT, L, b, lb, CS, plan, sums)
                 else:
                     flush_single(Y, F, FT, L, b, lb, CS, plan, sums)
+                pending += b
+                if pending > ACC_LIMIT or r == end - 1:  # ACC into AB[0] before it overflows
+                    for m in range(n * n):
+                        AB[0, m // n, m % n] += ACC[m]
+                        ACC[m] = 0
+                    pending = 0
                 b = 0
-        n = before_slots.shape[0]  # acts_before: 0 or 1 per cycle, so sum y^2 = sum y
-        for i in range(n):
+        for i in range(n):  # acts_before: 0 or 1 per cycle, so sum y^2 = sum y
             for j in range(n):
                 slot = before_slots[i, j]
                 s1[slot] += AB[0, i, j]
