@@ -37,8 +37,9 @@ def run_rounds_lanes(
     CS = with_columns(CS, COUNT_COLUMNS)
     lb = G[G_LOG_BATCH]
     plan = (dist_off, ranges, agg_sum, agg_any, derived, pair_rows)
-    sums = (s1, s2, sl, sx, tot, AB)
     n = P.shape[0]
+    ACC = np.zeros(n * n, dtype=np.int16)  # flush: acts_before along the combatants
+    sums = (s1, s2, sl, sx, tot, AB, ACC)
     order = G[G_ORDER]
     r = first
     end = first + n_rounds
@@ -64,6 +65,10 @@ def run_rounds_lanes(
         for b in range(nb):
             L[b] = 1
         flush_single(Y, F, FT, L, nb, lb, CS, plan, sums)
+        if n >= nb:  # the flush counted acts_before in ACC (a short last block): into AB
+            for m in range(n * n):
+                AB[0, m // n, m % n] += ACC[m]
+                ACC[m] = 0
         r += nb
     for i in range(n):  # acts_before: 0 or 1 per cycle (kernel.run_rounds)
         for j in range(n):
