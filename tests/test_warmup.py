@@ -61,3 +61,66 @@ def test_warmup_leaves_nothing_to_compile(tmp_path):
     )
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout.strip().splitlines()[-1]) == []
+
+
+def test_warmup_processes_only_where_forking_is_safe(monkeypatch):
+    """Forked warm-up processes only with the cache on and no thread but the command's
+    signal watchdog; otherwise the systems are warmed in this process."""
+    import threading
+
+    from simkit.engine import warmup
+
+    monkeypatch.setattr(warmup.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(warmup, "CACHE", True)
+    assert warmup.warm_processes(3) == 2
+    assert warmup.warm_processes(1) == 1
+    monkeypatch.setattr(warmup.os, "cpu_count", lambda: 8)
+    assert warmup.warm_processes(3) == 3
+    release = threading.Event()
+    watchdog = threading.Thread(target=release.wait, name="simkit-signals", daemon=True)
+    other = threading.Thread(target=release.wait, name="some-worker", daemon=True)
+    watchdog.start()
+    try:
+        assert warmup.warm_processes(3) == 3  # the watchdog only reads a pipe
+        other.start()
+        assert warmup.warm_processes(3) == 1
+    finally:
+        release.set()
+        watchdog.join()
+        if other.is_alive():
+            other.join()
+    monkeypatch.setattr(warmup, "CACHE", False)
+    assert warmup.warm_processes(3) == 1  # nothing a child compiled would be kept
+
+
+def test_a_cache_save_waits_for_another_process_holding_the_lock(tmp_path):
+    """support._locked: while one process saves (holds the lock), another's save waits
+    (an exclusive flock), so numba's read-modify-write of the index is never interleaved."""
+    import fcntl
+    import multiprocessing
+
+    from simkit.systems.support import SAVE_LOCK, _locked
+
+    lock = tmp_path / SAVE_LOCK
+    fork = multiprocessing.get_context("fork")
+    held, go = fork.Event(), fork.Event()
+
+    def holder():
+        with _locked(lock):
+            held.set()
+            go.wait(60)
+
+    child = fork.Process(target=holder)
+    child.start()
+    try:
+        assert held.wait(60)
+        with open(lock, "a") as handle, pytest.raises(BlockingIOError):
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        go.set()
+        child.join(60)
+    assert child.exitcode == 0
+    with _locked(lock), open(lock, "a") as handle, pytest.raises(BlockingIOError):
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held by this process now
+    with open(lock, "a") as handle:  # released at the end of the block
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -31,9 +31,10 @@ simkit/__init__.py when no cache directory is writable) turns caching off.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -86,9 +87,41 @@ class _SourceTreeCacheImpl(CompileResultCacheImpl):
 
 
 class SourceTreeCache(FunctionCache):
-    """numba's on-disk function cache, valid for one text of simkit's kernel sources."""
+    """numba's on-disk function cache, valid for one text of simkit's kernel sources.
+
+    A save holds an exclusive lock on the cache directory (``SAVE_LOCK``): numba reads
+    the index, adds an entry and names a data file by the entries it saw, so two
+    processes saving at once (``simkit warmup`` compiles the systems in parallel
+    processes; Dask workers on one machine) could drop each other's entries or give two
+    signatures one data file.  Index and data files are each replaced atomically by
+    numba, so a load needs no lock."""
 
     _impl_class = _SourceTreeCacheImpl
+
+    def save_overload(self, sig: Any, data: Any) -> None:
+        with _locked(Path(self._cache_path) / SAVE_LOCK):
+            super().save_overload(sig, data)
+
+
+SAVE_LOCK = "simkit-save.lock"
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` while the block runs; without ``fcntl``
+    (Windows) or a writable lock file, no lock (numba's save as before)."""
+    try:
+        import fcntl
+
+        handle = open(path, "a")  # noqa: SIM115 (closed below, after the unlock)
+    except (ImportError, OSError):
+        yield
+        return
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        handle.close()  # closing the file releases the lock
 
 
 def njit(*args: Any, **options: Any) -> Any:
