@@ -70,25 +70,22 @@ def test_warmup_processes_only_where_forking_is_safe(monkeypatch):
 
     from simkit.engine import warmup
 
+    main = threading.main_thread()
+    watchdog = threading.Thread(name="simkit-signals")  # never started: only its name counts
+    worker = threading.Thread(name="some-worker")
+    running = [main]
+    monkeypatch.setattr(warmup.threading, "enumerate", lambda: list(running))
     monkeypatch.setattr(warmup.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(warmup, "CACHE", True)
     assert warmup.warm_processes(3) == 2
     assert warmup.warm_processes(1) == 1
     monkeypatch.setattr(warmup.os, "cpu_count", lambda: 8)
     assert warmup.warm_processes(3) == 3
-    release = threading.Event()
-    watchdog = threading.Thread(target=release.wait, name="simkit-signals", daemon=True)
-    other = threading.Thread(target=release.wait, name="some-worker", daemon=True)
-    watchdog.start()
-    try:
-        assert warmup.warm_processes(3) == 3  # the watchdog only reads a pipe
-        other.start()
-        assert warmup.warm_processes(3) == 1
-    finally:
-        release.set()
-        watchdog.join()
-        if other.is_alive():
-            other.join()
+    running.append(watchdog)
+    assert warmup.warm_processes(3) == 3  # the watchdog only reads a pipe
+    running.append(worker)
+    assert warmup.warm_processes(3) == 1  # forking while another thread runs is not safe
+    running.remove(worker)
     monkeypatch.setattr(warmup, "CACHE", False)
     assert warmup.warm_processes(3) == 1  # nothing a child compiled would be kept
 
