@@ -871,42 +871,43 @@ def run_chunk(
         from simkit.systems.readiness.lanes_run import run_chunk_lanes
 
         return run_chunk_lanes(compiled, key, n_rounds, sums, first)
+    drive = run_rounds if compiled.may_hold else run_rounds_plain
+    key4 = np.ascontiguousarray(key[:4], dtype=np.uint64)
+    return int(drive(key4, first, n_rounds, int(carry), *driver_arguments(compiled, sums)))
+
+
+def driver_arguments(compiled: Compiled, sums: Sums) -> tuple:
+    """The arguments of a chunk driver after ``key, first, n_rounds`` (and the carry):
+    the scenario's tables, fresh work arrays and ``sums``; also lanes_run's."""
     W, G, KT, Y, F, L, st = _work(compiled, compiled.batch, False, compiled.params)
     n = compiled.n
-    drive = run_rounds if compiled.may_hold else run_rounds_plain
-    return int(
-        drive(
-            np.ascontiguousarray(key[:4], dtype=np.uint64),
-            first,
-            n_rounds,
-            int(carry),
-            W,  # P and W: the columns of one array (codes.py)
-            compiled.targets,
-            compiled.guards,
-            compiled.count_table << np.uint64(G[G_LOG_BATCH]),
-            W,
-            G,
-            KT,
-            Y,
-            F,
-            L,
-            np.zeros((0, EVENT_WIDTH), dtype=np.int64),
-            st,
-            compiled.dist_offsets,
-            compiled.ranges,
-            compiled.agg_sum,
-            compiled.agg_any,
-            compiled.derived,
-            compiled.pair_rows,
-            compiled.before_slots,
-            sums.s1,
-            sums.s2,
-            sums.sl,
-            sums.sx,
-            sums.tot,
-            np.zeros((2, n, n), dtype=np.int64),
-            np.zeros((compiled.batch + 1) * n, dtype=np.int16),  # flush: F transposed
-        )
+    return (
+        W,  # P and W: the columns of one array (codes.py)
+        compiled.targets,
+        compiled.guards,
+        compiled.count_table << np.uint64(G[G_LOG_BATCH]),
+        W,
+        G,
+        KT,
+        Y,
+        F,
+        L,
+        np.zeros((0, EVENT_WIDTH), dtype=np.int64),
+        st,
+        compiled.dist_offsets,
+        compiled.ranges,
+        compiled.agg_sum,
+        compiled.agg_any,
+        compiled.derived,
+        compiled.pair_rows,
+        compiled.before_slots,
+        sums.s1,
+        sums.s2,
+        sums.sl,
+        sums.sx,
+        sums.tot,
+        np.zeros((2, n, n), dtype=np.int64),
+        np.zeros((compiled.batch + 1) * n, dtype=np.int16),  # flush: F transposed
     )
 
 

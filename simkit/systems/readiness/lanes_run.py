@@ -14,10 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from simkit.metrics import Sums
-from simkit.systems.base import EVENT_WIDTH
 from simkit.systems.readiness import lanes
 from simkit.systems.readiness.codes import COUNT_COLUMNS, G_LOG_BATCH, G_ORDER, G_ROUND, N_FIELDS
-from simkit.systems.readiness.kernel import Compiled, _work, flush_single, play_plain
+from simkit.systems.readiness.kernel import Compiled, driver_arguments, flush_single, play_plain
 from simkit.systems.stream import round_start
 from simkit.systems.support import JIT, njit, unmanaged, with_columns
 
@@ -83,7 +82,6 @@ def run_chunk_lanes(
     compiled: Compiled, key: np.ndarray, n_rounds: int, sums: Sums, first: int = 0
 ) -> int:
     """``kernel.run_chunk`` on the lanes (no holds: no stalemate, the carry is 0)."""
-    W, G, KT, Y, F, L, st = _work(compiled, compiled.batch, False, compiled.params)
     n = compiled.n
     C, TT = lanes.lane_tables(compiled.params, compiled.targets)
     per = n * LANES
@@ -92,32 +90,7 @@ def run_chunk_lanes(
             np.ascontiguousarray(key[:4], dtype=np.uint64),
             first,
             n_rounds,
-            W,
-            compiled.targets,
-            compiled.guards,
-            compiled.count_table << np.uint64(G[G_LOG_BATCH]),
-            W,
-            G,
-            KT,
-            Y,
-            F,
-            L,
-            np.zeros((0, EVENT_WIDTH), dtype=np.int64),
-            st,
-            compiled.dist_offsets,
-            compiled.ranges,
-            compiled.agg_sum,
-            compiled.agg_any,
-            compiled.derived,
-            compiled.pair_rows,
-            compiled.before_slots,
-            sums.s1,
-            sums.s2,
-            sums.sl,
-            sums.sx,
-            sums.tot,
-            np.zeros((2, n, n), dtype=np.int64),
-            np.zeros((compiled.batch + 1) * n, dtype=np.int16),
+            *driver_arguments(compiled, sums),
             C,
             TT,
             np.zeros(lanes.LANE_WORDS * LANES, dtype=np.uint64),
