@@ -186,10 +186,7 @@ def main() -> None:
     parts = [sums.s1, sums.s2, sums.sl, sums.sx, sums.tot, np.zeros((2, n, n), np.int64)]
     if hasattr(kernel, "ACC_LIMIT"):  # acts_before collected in 16 bits
         parts.append(np.zeros(n * n, dtype=np.int16))
-    plan = (
-        compiled.dist_offsets, compiled.ranges, compiled.agg_sum, compiled.agg_any,
-        compiled.derived, compiled.pair_rows,
-    )  # fmt: skip
+    plan = compiled.plan
     saved = (Y.copy(), L.copy())
     FT = np.zeros((compiled.batch + 1) * n, dtype=np.int16)
     lb = int(G[G_LOG_BATCH])

@@ -18,9 +18,14 @@ from numba import njit
 
 from simkit import engine
 from simkit.metrics import Sums, flush_cycle
+from simkit.metrics.layout import OP_SUM
 from simkit.scenario import load_scenario, scenario_from_dict
 from simkit.systems import counting
+from simkit.systems.base import MAX_COMBATANTS
 from simkit.systems.perception import kernel as perception
+from simkit.systems.readiness import counts as readiness_counts
+from simkit.systems.readiness import kernel as readiness
+from simkit.systems.readiness import schema as readiness_schema
 from simkit.systems.vtm import kernel as vtm
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -306,6 +311,83 @@ def test_binary_slots_and_aggregation_entries():
     some = {int(dst[0]), int(dst[-1])}
     s, d, o = counting.aggregation_entries(layout, some)
     assert set(d.tolist()) == some and len(d) == sum(int(x) in some for x in dst)
+
+
+# the counts a readiness scenario without holds or guards never makes non-zero
+NO_HOLDS_OR_GUARDS = frozenset(
+    {"expired_dice", "on_edge", "edge_wound", "stalemate", "guard_defenses"}
+)
+
+
+def _read_back(plan, h, m):
+    """Lists ``h .. h + m - 1`` of a plan as the kernels read them: through
+    ``readiness.counts.part`` and ``table`` (numba views)."""
+    return np.stack([_part(plan, h + k) for k in range(m)]) if m > 1 else _part(plan, h)
+
+
+@njit
+def _part(plan, h):
+    return readiness_counts.part(plan, h).copy()
+
+
+@njit
+def _table(plan, h, m):
+    return readiness_counts.table(plan, h, m).copy()
+
+
+@njit
+def _before(plan):
+    return readiness_counts.before_slots(plan).copy()
+
+
+@pytest.mark.parametrize("never", [frozenset(), NO_HOLDS_OR_GUARDS])
+def test_readiness_plan_reads_back_every_list(never):
+    """readiness's plan (one pack_plan vector): every list it packs reads back, through
+    the kernels' views, equal to what ``_emission`` produced and to the layout's slots."""
+    scenario = load_scenario(ROOT / "tests/data/rev2/readiness_stalemates.toml")
+    layout = engine.layout_for(scenario)
+    extra = ((layout.before_index(0, 1), layout.dist_index(2, 0)), (layout.dist_index(0, 1), 0))
+    layout = engine.layout_for(scenario, pairs=extra)
+    rows, ranges, agg, derived, pair_rows = readiness_counts._emission(layout, never)
+    got_rows, plan = readiness_counts.plan(layout, never)
+    assert got_rows == rows and plan.dtype == np.int64 and plan.flags.c_contiguous
+    assert derived.shape[1] == 3 and ranges.shape[1] > 0 and agg.shape[1] > 0
+    sums = agg[2] == OP_SUM
+    want = {
+        readiness_counts.RANGES: ranges,
+        readiness_counts.AGG_SUM: agg[:2, sums],
+        readiness_counts.AGG_ANY: agg[:2, ~sums],
+        readiness_counts.H_DERIVED_KIND: derived,
+        readiness_counts.PAIRS: pair_rows,
+    }
+    for h, table in want.items():
+        m = table.shape[0]
+        assert _table(plan, h, m).tolist() == table.tolist(), h
+        assert _read_back(plan, h, m).tolist() == table.tolist(), h
+        assert readiness_counts.lists(plan, h, m).tolist() == table.tolist(), h
+    n = layout.n
+    dist = [*layout.dist_offsets.tolist(), layout.scenario_offset]
+    assert _part(plan, readiness_counts.H_DIST).tolist() == dist
+    before = [[layout.before_index(i, j) for j in range(n)] for i in range(n)]
+    assert _before(plan).tolist() == before
+    scen = [layout.scenario_index(c) for c in layout.scenario_counts]
+    assert _part(plan, readiness_counts.H_SCENARIO).tolist() == scen
+    for h, part in zip((readiness_counts.H_AGG_SRC, readiness_counts.H_AGG_DST,
+                        readiness_counts.H_AGG_OP), layout.aggregation, strict=True):  # fmt: skip
+        assert _part(plan, h).tolist() == part.tolist()
+    end = int(plan[readiness_counts.H_END])
+    assert end == plan.size and int(plan[0]) == readiness_counts.H_SIZE
+
+
+def test_batch_fits_refuses_a_bound_above_the_batch_type():
+    """A batch is counting.BATCH_DTYPE (uint16): a cycle's counts up to 65,535 fit, one
+    more does not; readiness's largest bound (validation's limits) fits."""
+    assert np.iinfo(counting.BATCH_DTYPE).max == 65_535
+    assert counting.batch_fits(0) and counting.batch_fits(65_535)
+    assert not counting.batch_fits(65_536) and not counting.batch_fits(-1)
+    dice = MAX_COMBATANTS * readiness_schema.MAX_READINESS
+    assert counting.batch_fits(readiness.count_bound(MAX_COMBATANTS, dice))
+    assert readiness.COUNT_DTYPE is counting.BATCH_DTYPE
 
 
 # --------------------------------------------------------------------------- reasons

@@ -8,8 +8,8 @@ Count rows
     ``Layout``: int64, one entry per slot, the group and side slots filled from the
     combatants' by ``aggregate_round`` (metrics.sums, the definition of the sums).  A
     kernel that keeps many cycles before summing them (readiness) keeps them as a
-    *batch*: row ``r`` of cycle ``b`` at ``(r << lb) + b`` of one counts array, so that
-    every loop runs along the cycles of one row and vectorises.
+    *batch*: row ``r`` of cycle ``b`` at ``(r << lb) + b`` of one counts array of
+    ``BATCH_DTYPE``, so that every loop runs along the cycles of one row and vectorises.
 
 The slot plan
     ``Layout.count_slots[i, k]`` is the slot of count ``k`` of combatant ``i``; the plan
@@ -27,7 +27,9 @@ Flushes into regeneration-cycle sums (metrics.sums.Sums)
     ``flush_cycle`` adds one finished cycle's row; ``flush_weighted`` adds ``w`` one-round
     cycles with the same row (an outcome met ``w`` times); ``aggregate_batch``,
     ``flush_batch`` and ``clear_batch`` do the same for a batch of cycles.  All sums are
-    int64, so the order of the cycles never changes a bit of them.
+    int64, so the order of the cycles never changes a bit of them.  A batch's counts are
+    ``BATCH_DTYPE`` (uint16): a kernel that keeps one checks that a cycle's counts fit
+    (``batch_fits`` of its bound on them).
 
 Outcome histograms
     A round whose counts follow from a small *outcome code* is counted as that code, in
@@ -55,12 +57,18 @@ The memory convention (every kernel's counting side)
     * a *count row* is int64, one entry per slot of the ``Layout`` (``Layout.size``),
       count ``k`` of combatant ``i`` at ``Layout.count_slots[i, k]``, the group and side
       slots filled by ``aggregate_round`` (or, along a batch, ``aggregate_batch``);
-    * a *batch* of cycles is one array, row-major by slot: slot ``s`` of cycle ``b`` at
-      ``(s << lb) + b``;
+    * a *batch* of cycles is one ``BATCH_DTYPE`` (uint16) array, row-major by slot:
+      slot ``s`` of cycle ``b`` at ``(s << lb) + b``, the kernel's bound on a cycle's
+      counts checked by ``batch_fits``: the narrowest type that holds a cycle's counts
+      (half the memory of int32 keeps a batch in the cache, and a flush streams
+      through it; with int64 batches a readiness round took 1.19 times as long with
+      four combatants, 1.04 with two hundred).  Only a batch is narrow: a count row,
+      and every sum, is int64;
     * the *plan*, every list of slots and every flag a kernel reads while it counts, is
       ONE int64 vector made by ``pack_plan`` and read through its header (list ``h`` is
       ``plan[plan[h] : plan[h + 1]]``, a view), its ``H_*`` names in the system's
-      counts module;
+      counts module (a table of ``m`` rows is ``m`` lists of one length, one after the
+      other, read as one [m, k] view);
     * *histograms* are this module's (dense or hashed, ``histogram_kind``), emptied
       into the sums by its expansion loops through the kernel's decoder; no kernel
       keeps an outcome table of its own;
@@ -68,12 +76,8 @@ The memory convention (every kernel's counting side)
     The rules' own memory is each kernel's (vtm: the vector ``m``, vtm/memory.py;
     perception: the table ``tab``, perception/table.py, which also holds the count
     slots its round function writes through; readiness: its P/W/G arrays), and so is
-    each system's counting code proper (vtm/counts.py, perception/counts.py).  vtm and
-    perception follow the convention throughout.  readiness differs in two places (its
-    files are kept as they are here): its batch counts array ``Y`` is uint16, not
-    int64 (a count of one cycle fits; half the memory keeps a batch in the cache), and
-    the lists its flush reads (``ranges``, ``pair_rows``, ``agg_sum``, ``agg_any``) are
-    separate arrays on its compiled scenario, not a ``pack_plan`` vector.
+    each system's counting code proper (vtm/counts.py, perception/counts.py,
+    readiness/counts.py).  Every kernel follows the convention throughout.
 
 Fast paths and their reasons
     A kernel's fast path (rounds played side by side, "lanes") serves only some
@@ -99,6 +103,7 @@ from simkit.metrics.sums import aggregate_round, flush_cycle
 from simkit.systems.support import JIT
 
 __all__ = [
+    "BATCH_DTYPE",
     "DENSE",
     "DENSE_MAX",
     "HASHED",
@@ -109,6 +114,7 @@ __all__ = [
     "aggregate_round",
     "aggregation_entries",
     "alias_units",
+    "batch_fits",
     "binary_slots",
     "clear_batch",
     "close_chunk",
@@ -238,6 +244,11 @@ def close_chunk(sums, n_rounds, s1, s2, sx, binary, const_slots, const_values, a
 
 
 # --------------------------------------------------------------------------- flushes
+# A batch's counts (the convention, module docstring): uint16, the narrowest type that
+# holds a cycle's counts (``batch_fits``).  A count row of one round stays int64.
+BATCH_DTYPE = np.uint16
+
+
 @njit(**INNER)
 def flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot):
     """``w`` one-round cycles whose row is ``y``: ``flush_cycle(y, 1, ...)`` ``w`` times
@@ -321,6 +332,11 @@ def flush_batch(Y, L, nb, lb, single, ranges, pair_rows, s1, s2, sl, sx, tot):
         tot[0] += 1
         tot[1] += L[b]
         tot[2] += L[b] * L[b]
+
+
+def batch_fits(bound: int) -> bool:
+    """A batch of cycles whose counts are each at most ``bound`` fits BATCH_DTYPE."""
+    return 0 <= bound <= np.iinfo(BATCH_DTYPE).max
 
 
 @njit(**INNER)

@@ -17,30 +17,12 @@ played by ``play_round``.
 
 Counts and their sums
 ---------------------
-A round adds its counts to one column of the counts array ``Y`` (uint16, a row per slot:
-the layout's count slots, the scenario counts, then rows the flush fills: the
-group/side slots and any acts_before or actions_dist slot a ratio pair needs; ``batch``
-columns, a power of two sized so that ``Y`` stays in the cache).  ``run_chunk`` gives
-each regeneration cycle (R8: a round, or a stalemate and the forced round after it) a
-column; ``flush`` turns a full batch into the running sums, every loop running along
-the cycles of one row (vectorised):
-
-* a count row's ``sum y``, ``sum y^2``, ``sum y L`` (L the cycle's rounds; a row that
-  is 0 or 1 in every round gives ``sum y`` thrice when every L is 1, and a row the
-  scenario cannot make non-zero, e.g. ``on_edge`` without a hold policy, is skipped);
-* group and side rows from ``Layout.aggregation`` (the rule of ``aggregate_round``):
-  a sum of the members, or "any member" for a probability count.  "Any" of a cycle
-  equals the sum over its rounds of each round's "any", because the only other round
-  of a cycle, the stalemate, has the same value (0 or 1) for every member in every
-  probability count (nobody acts or is attacked; everyone is on edge and has no action);
-* actions_dist from the cycle's actions (a stalemate round adds ``actions_dist.0``);
-* acts_before from the step of each combatant's first action in the cycle's last round
-  (a stalemate round has none): 0 or 1 per cycle, summed in an n x n matrix;
-* the cross sums of every ratio pair (``Layout.pairs``) as dot products of rows.
-
-``trace`` plays one round per column and expands it into a full layout row (then
-``aggregate_round``), so flushing its rows as cycles gives exactly ``run_chunk``'s sums
-(tests/test_contract.py).
+A round adds its counts to one column of the counts array ``Y`` (a batch of
+``counting.BATCH_DTYPE``, ``COUNT_DTYPE`` here: ``compile_scenario`` checks that a
+cycle's counts fit, ``count_bound``); ``run_chunk`` gives each regeneration cycle a
+column and flushes a full batch into the running sums.  The flush, ``round_row`` (a
+traced round as a full layout row) and the plan they read (``Compiled.plan``, one
+int64 vector through ``counts.H_*``) are counts.py's.
 """
 
 from __future__ import annotations
@@ -51,25 +33,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from simkit.metrics import Layout, Sums
-from simkit.metrics.layout import OP_SUM
 from simkit.systems.base import EVENT_WIDTH, MAX_COMBATANTS, code_of, share_code
-from simkit.systems.counting import (
-    aggregate_batch,
-    aggregate_round,
-    binary_slots,
-    clear_batch,
-    flush_batch,
-)
-from simkit.systems.readiness import guards, lanes, schema
+from simkit.systems.counting import BATCH_DTYPE, batch_fits
+from simkit.systems.readiness import counts, guards, lanes, schema
 from simkit.systems.readiness.codes import (
-    ACTIONS,
-    ATTACKS_RECEIVED,
     COUNT_COLUMNS,
     COUNTS,
     DEFEND_ALWAYS,
     DEFEND_CODES,
     DEFEND_HASTY_UP_TO,
-    DEFENDED,
     FACE_BITS,
     G_EVENTS,
     G_HOLDER_ACTIONS,
@@ -86,19 +58,13 @@ from simkit.systems.readiness.codes import (
     GROUP,
     GUARD_CODES,
     GUARD_NEVER,
-    HASTY_DEFENSES,
-    HASTY_GE_1,
-    HASTY_ONLY,
-    HASTY_SCALE_TOTAL,
     HIGHEST_SCALE,
     HIT_ALWAYS,
     HOLD_CODES,
     HOLDER_ACTION_CODES,
-    N_COUNTS,
     N_FIELDS,
     N_P,
     NEVER_HASTY,
-    NO_ACTION,
     ORDER_CODES,
     P_ADVANTAGE,
     P_DEFEND,
@@ -127,31 +93,29 @@ from simkit.systems.readiness.codes import (
     SECONDARY_WOUND,
     SIDES,
     STALEMATE,
-    UNDEFENDED,
     WE_DEFEND,
     WE_GUARD,
 )
-from simkit.systems.readiness.rules import COLD, FIELD, round_player
+from simkit.systems.readiness.counts import (
+    STEP_CAP,
+    before_slots,
+    flush_cycles,
+    flush_single,
+    round_row,
+)
+from simkit.systems.readiness.rules import FIELD, round_player
 from simkit.systems.stream import STATE_WORDS, canonical_state, chance_threshold, round_start
 from simkit.systems.support import JIT, njit, unmanaged, with_columns
 
 HASTY_UP_TO = re.compile(schema.HASTY_UP_TO_PATTERN)
 BATCH_ENTRIES = 65536  # counts-array entries per batch (rows x cycles)
-COUNT_DTYPE = np.uint16  # a count of one cycle, at most count_bound(); half the memory of
-# int32, and the flush streams through the counts array: about a fifth faster
+COUNT_DTYPE = BATCH_DTYPE  # a count of one cycle, at most count_bound() (counting.batch_fits)
 MAX_BATCH = 128
-# flush's 16-bit copy of the first-action steps: every step of a round is below the
-# round's dice (at most MAX_COMBATANTS * MAX_READINESS); NO_STEP becomes the cap
-STEP_CAP = np.int16(32767)
+# flush's 16-bit copy of the first-action steps (counts.STEP_CAP): every step of a round
+# is below the round's dice (at most MAX_COMBATANTS * MAX_READINESS)
 assert MAX_COMBATANTS * schema.MAX_READINESS < STEP_CAP and MAX_BATCH < STEP_CAP
 assert schema.MAX_READINESS < 32  # rules.rank_by_counting: a face's count in 5 bits
 ACC_LIMIT = int(STEP_CAP) - MAX_BATCH  # flush's 16-bit acts_before counts stay below STEP_CAP
-ONE_ROUND = np.ones(1, dtype=np.int64)  # a traced round: a cycle of its own
-# flush: a combatant's actions_dist of more slots than this is counted one cycle at a
-# time (a slot each: the cycle's actions, at most its dice), not one slot at a time
-DIST_BY_COUNTING = 8
-# Flush rows computed from other data (pair slots outside the count rows).
-DERIVED_BEFORE, DERIVED_DIST = 0, 1
 
 
 @dataclass(frozen=True)
@@ -167,15 +131,7 @@ class Compiled:
     count_slots: np.ndarray  # uint64 [n, K]: Layout.count_slots (unsigned: no index fix-up)
     count_table: np.ndarray  # uint64 [n, COUNT_COLUMNS]: count_slots, rows padded (the ``CS``)
     rows: int  # rows of the counts array
-    ranges: np.ndarray  # int64 [3, k]: (row, slot, 1 if 0/1 per round) of each row emitted
-    agg_sum: np.ndarray  # int64 [2, k]: Layout.aggregation's sums as (source, unit) rows
-    agg_any: np.ndarray  # int64 [2, k]: its "any member" entries (probability counts)
-    aggregation: np.ndarray  # int64 [3, k]: Layout.aggregation as (src, dst, op) slots
-    derived: np.ndarray  # int64 [4, d]: (kind, i, j or k, row) of derived pair rows
-    pair_rows: np.ndarray  # int64 [2, p]: the rows of every ratio pair
-    dist_offsets: np.ndarray  # int64 [n + 1]: Layout.dist_offsets, then the end of the last
-    before_slots: np.ndarray  # int64 [n, n]: Layout.before_index
-    scenario_slots: np.ndarray  # int64: Layout.scenario_index of SCENARIO_COUNTS
+    plan: np.ndarray  # int64: every list the flush and round_row read (counts.H_*)
     batch: int  # cycles per flush, a power of two
     tree_levels: int  # levels of the R3 key trees (rules.py)
     tree_width: int  # leaves of a tree: n if one level, else a multiple of GROUP
@@ -187,6 +143,11 @@ class Compiled:
     @property
     def n(self) -> int:
         return self.params.shape[1]
+
+    @property
+    def derived(self) -> np.ndarray:
+        """The derived pair rows, int64 [4, d]: (kind, i, j or k, row), from the plan."""
+        return counts.lists(self.plan, counts.H_DERIVED_KIND, 4)
 
 
 def defend_code(value: str, what: str) -> tuple[int, int]:
@@ -290,11 +251,11 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         never.add("guard_defenses")
     if not (params[P_HIT] != HIT_ALWAYS).any():  # every attack would take effect (R7 rev 3)
         never.add("wasted_defenses")
-    rows, ranges, agg, derived, pair_rows = _emission(layout, frozenset(never))
+    rows, plan = counts.plan(layout, frozenset(never))
     batch = 1 << (max(1, min(MAX_BATCH, BATCH_ENTRIES // rows)).bit_length() - 1)
     dice = int(params[P_DICE].sum())
     # validation's limits keep every count in range (tests/test_readiness_kernel.py)
-    assert count_bound(n, dice) <= np.iinfo(COUNT_DTYPE).max
+    assert batch_fits(count_bound(n, dice))
     return Compiled(
         layout=layout,
         params=params,
@@ -305,19 +266,7 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         count_slots=np.ascontiguousarray(layout.count_slots, dtype=np.uint64),
         count_table=_padded(layout.count_slots, COUNT_COLUMNS),
         rows=rows,
-        ranges=ranges,
-        agg_sum=np.ascontiguousarray(agg[:2, agg[2] == OP_SUM]),
-        agg_any=np.ascontiguousarray(agg[:2, agg[2] != OP_SUM]),
-        aggregation=np.ascontiguousarray(np.stack(layout.aggregation), dtype=np.int64).reshape(
-            3, -1
-        ),
-        derived=derived,
-        pair_rows=pair_rows,
-        dist_offsets=np.append(layout.dist_offsets, layout.scenario_offset).astype(np.int64),
-        before_slots=np.array(
-            [[layout.before_index(i, j) for j in range(n)] for i in range(n)], dtype=np.int64
-        ).reshape(n, n),
-        scenario_slots=np.array([layout.scenario_index(c) for c in SCENARIO_COUNTS], np.int64),
+        plan=plan,
         batch=batch,
         tree_levels=_levels(n),
         tree_width=n if n <= GROUP else -(-n // int(GROUP)) * int(GROUP),
@@ -382,242 +331,6 @@ def _levels(n: int) -> int:
     return levels
 
 
-def _emission(layout: Layout, never: frozenset[str]):
-    """Rows of the counts array and what the flush does with them (module docstring).
-
-    ``never``: counts this scenario cannot make non-zero (no hold policy: nothing
-    expires, nobody is ever on edge; no guard: no guard defenses); their rows are not
-    emitted (adding zeros changes no sum) and their group rows not aggregated."""
-    n_counts = layout.before_offset  # count slots are 0 .. n K - 1
-    n_scen = len(layout.scenario_counts)
-    n_units = layout.size - layout.unit_offset
-    first_unit = n_counts + n_scen
-    agg_counts = layout.aggregated
-    binary = binary_slots(layout)  # the slots that are 0 or 1 in a round
-    emit = []  # (row, slot, 1 if the count is 0 or 1 in a round)
-    for i in range(layout.n):
-        for m, count in enumerate(layout.counts):
-            if count not in never:
-                slot = int(layout.count_slots[i, m])
-                emit.append((slot, slot, int(slot in binary)))
-    for k, count in enumerate(layout.scenario_counts):
-        if count not in never:
-            slot = layout.scenario_offset + k
-            emit.append((n_counts + k, slot, int(slot in binary)))
-    for u in range(n_units):
-        if agg_counts[u % len(agg_counts)] not in never:
-            slot = layout.unit_offset + u
-            emit.append((first_unit + u, slot, int(slot in binary)))
-    ranges = np.array(emit, dtype=np.int64).reshape(-1, 3).T.copy()
-    src, dst, op = layout.aggregation
-    agg = np.stack([src, dst - layout.unit_offset + first_unit, op]).astype(np.int64)
-    live = np.array(
-        [agg_counts[(d - layout.unit_offset) % len(agg_counts)] not in never for d in dst],
-        dtype=bool,
-    )
-    agg = agg[:, live] if agg.size else agg
-    derived: dict[int, tuple[int, int, int, int]] = {}
-    rows = first_unit + n_units
-
-    def row_of(slot: int) -> int:
-        nonlocal rows
-        if slot < n_counts:
-            return slot
-        if slot >= layout.unit_offset:
-            return first_unit + slot - layout.unit_offset
-        if slot >= layout.scenario_offset:
-            return n_counts + slot - layout.scenario_offset
-        if slot not in derived:
-            if slot < int(layout.dist_offsets[0]):
-                i, j = divmod(slot - layout.before_offset, layout.n)
-                derived[slot] = (DERIVED_BEFORE, i, j, rows)
-            else:
-                i = int(np.searchsorted(layout.dist_offsets, slot, side="right")) - 1
-                derived[slot] = (DERIVED_DIST, i, slot - int(layout.dist_offsets[i]), rows)
-            rows += 1
-        return derived[slot][3]
-
-    pairs = [(row_of(a), row_of(b)) for a, b in layout.pairs]
-    pair_rows = np.array(pairs, dtype=np.int64).reshape(-1, 2).T.copy()
-    derived_rows = np.array(list(derived.values()), dtype=np.int64).reshape(-1, 4).T.copy()
-    return rows, ranges, agg, derived_rows, pair_rows
-
-
-# --------------------------------------------------------------------------- emission
-@njit(**COLD)
-def derived_rows(Y, CS, L, nb):
-    """The counts of cycles 0 .. nb - 1 (``CS`` scaled to the counts array's cycles per
-    row; ``L`` their rounds) that ``rules.play_round`` does not count one by one:
-
-    * attacks_received = undefended + defended + hasty_only (every attack has exactly
-      one outcome);
-    * no_action = 1 in a round without an action of its own: the stalemate round of a
-      two-round cycle (nobody acts), and the last round if its actions are 0;
-    * the hasty counts, from each hasty defense of scale k counted once in row
-      hasty_ge.k: hasty_ge.k becomes the sum of rows k .. 5 (the defenses of scale
-      >= k), hasty_defenses hasty_ge.1 and hasty_scale_total the sum of hasty_ge.1 .. 5
-      (a defense of scale k is in k of them)."""
-    cycles = np.uint64(nb)  # unsigned row + b: no wraparound code, the loops vectorise
-    for i in range(CS.shape[0]):  # every loop along the cycles of one row (Y[row + b])
-        rec = CS[i, ATTACKS_RECEIVED]
-        und = CS[i, UNDEFENDED]
-        dfd = CS[i, DEFENDED]
-        hso = CS[i, HASTY_ONLY]
-        for b in range(cycles):
-            Y[rec + b] = Y[und + b] + Y[dfd + b] + Y[hso + b]
-        noa = CS[i, NO_ACTION]
-        act = CS[i, ACTIONS]
-        for b in range(cycles):
-            Y[noa + b] = (L[b] - 1) + (Y[act + b] == 0)
-        tot = CS[i, HASTY_SCALE_TOTAL]
-        above = CS[i, HASTY_GE_1 + HIGHEST_SCALE - 1]
-        for b in range(cycles):
-            Y[tot + b] = Y[above + b]
-        for k in range(HIGHEST_SCALE - 2, -1, -1):
-            row = CS[i, HASTY_GE_1 + k]
-            for b in range(cycles):
-                Y[row + b] += Y[above + b]
-                Y[tot + b] += Y[row + b]
-            above = row
-        dfs = CS[i, HASTY_DEFENSES]
-        for b in range(cycles):
-            Y[dfs + b] = Y[above + b]
-
-
-def flusher(always_single):
-    """``flush`` for a driver.  ``always_single`` (a constant of the closure): every cycle
-    is one round long, as in every scenario without a hold policy (no R8: readiness >= 1,
-    so someone acts in every round); numba then compiles only the one-round sums.
-    Otherwise a batch whose cycles all happen to be one round long takes them too."""
-
-    @njit(**COLD)
-    def flush(Y, F, FT, L, nb, lb, CS, plan, sums):
-        """Add cycles 0 .. nb - 1 of a batch to the running sums and zero them.
-
-        ``Y`` (COUNT_DTYPE) is the counts array, row-major with ``1 << lb`` cycles per row (row r,
-        cycle b at ``(r << lb) + b``), and ``F[i, b]`` the step of i's first action in
-        cycle b's last round, so every loop below runs along the cycles of one row and
-        vectorises (``FT``: room for F transposed in 16 bits, when
-        acts_before runs along the combatants instead).  ``ranges`` [3, k]: the row, slot
-        and "0 or 1 per round" flag of every row emitted (count slots, scenario counts,
-        group and side slots).  ``AB[0]`` and ``AB[1]`` collect acts_before: cycles where
-        i's first action came before j's, and the extra rounds (L - 1) of those cycles
-        (``drive`` adds them to the sums).
-        ``plan``: (dist_off, ranges, agg_sum, agg_any, derived, pair_rows); ``sums``: (s1,
-        s2, sl, sx, tot, AB, ACC), ``ACC`` (int16, n x n) acts_before's cycles of the
-        batches along the combatants, not yet in AB[0] (the driver adds them)."""
-        dist_off, ranges, agg_sum, agg_any, derived, pair_rows = plan
-        s1, s2, sl, sx, tot, AB, ACC = sums
-        n = CS.shape[0]
-        cycles = np.uint64(nb)  # unsigned row + b: no wraparound code, the loops vectorise
-        derived_rows(Y, CS, L, nb)
-        single = True  # every cycle of the batch one round long
-        if not always_single:
-            for b in range(cycles):
-                single &= L[b] == 1
-        aggregate_batch(Y, nb, lb, agg_sum, agg_any)  # group and side rows
-        for k in range(derived.shape[1]):  # pair slots outside the rows
-            i = derived[1, k]
-            j = derived[2, k]
-            out = np.uint64(derived[3, k] << lb)
-            acts = CS[i, ACTIONS]
-            for b in range(cycles):
-                if derived[0, k] == DERIVED_BEFORE:
-                    Y[out + b] = 1 if F[i, b] < F[j, b] else 0
-                else:
-                    Y[out + b] = (1 if Y[acts + b] == j else 0) + ((L[b] - 1) if j == 0 else 0)
-        flush_batch(Y, L, nb, lb, always_single or single, ranges, pair_rows, s1, s2, sl, sx, tot)
-        for i in range(n):
-            acts = CS[i, ACTIONS]  # actions_dist: the cycle's actions (and its stalemate)
-            d = dist_off[i]
-            if dist_off[i + 1] - d > DIST_BY_COUNTING:  # one slot per cycle (at most its dice)
-                for b in range(cycles):
-                    slot = d + np.int64(Y[acts + b])
-                    s1[slot] += 1
-                    s2[slot] += 1
-                    sl[slot] += 1
-            else:  # few slots: each counted along the cycles (vectorised)
-                for k in range(dist_off[i + 1] - d):
-                    hits = 0
-                    for b in range(cycles):
-                        hits += 1 if Y[acts + b] == k else 0
-                    s1[d + k] += hits
-                    s2[d + k] += hits
-                    sl[d + k] += hits
-            if n < nb:  # acts_before: i's first action strictly before j's, along the cycles
-                for j in range(n):
-                    before = 0
-                    for b in range(cycles):
-                        before += 1 if F[i, b] < F[j, b] else 0
-                    AB[0, i, j] += before
-        if n >= nb:  # ... or, for more combatants than cycles, along the combatants
-            # F transposed, a cycle's steps contiguous, in 16 bits (STEP_CAP: the same
-            # order); the cycles in which i acted before j are counted in 16 bits too
-            # (four times the combatants of int64 per vector instruction), in the n x n
-            # ``ACC`` that the driver adds to AB[0] before it could overflow (a quarter of
-            # AB[0]'s memory, not read and written once per batch)
-            m = np.uint64(n)
-            for i in range(m):
-                for b in range(cycles):
-                    FT[b * m + i] = min(F[i, b], STEP_CAP)
-            for i in range(m):
-                at = i * m
-                for b in range(cycles):
-                    row = b * m
-                    fi = FT[row + i]
-                    for j in range(m):
-                        ACC[at + j] += np.int16(fi < FT[row + j])
-        if not always_single and not single:  # a stalemate (R8) made some cycles two rounds long
-            for b in range(cycles):
-                extra = L[b] - 1
-                if extra == 0:
-                    continue
-                for i in range(n):
-                    acts = np.int64(Y[CS[i, ACTIONS] + b])
-                    d = dist_off[i]
-                    # this cycle's y at actions_dist.0 is extra + (acts == 0), not (acts == 0)
-                    y0 = 1 if acts == 0 else 0
-                    x = extra + y0
-                    s1[d] += extra
-                    s2[d] += x * x - y0
-                    sl[d] += x * L[b] - y0
-                    if acts > 0:  # y = 1 at actions_dist.acts, counted with L = 1 above
-                        sl[d + acts] += extra
-                    for j in range(n):
-                        AB[1, i, j] += extra if F[i, b] < F[j, b] else 0
-        clear_batch(Y, L, nb)
-
-    return flush
-
-
-flush_single = flusher(True)  # the driver of scenarios without holds
-flush_cycles = flusher(False)  # with holds
-
-
-@njit(**COLD)
-def round_row(Y, F, CS, dist_off, before_slots, scenario_slots, aggregation, row):
-    """One round's counts ``Y`` (one cycle per row: ``lb`` 0) and first-action steps
-    ``f`` as a complete layout row, aggregate slots filled by ``aggregate_round``
-    (Layout.aggregation); zero ``Y``."""
-    n = CS.shape[0]
-    k_counts = N_COUNTS  # CS rows are padded to COUNT_COLUMNS
-    derived_rows(Y, CS, ONE_ROUND, 1)
-    for m in range(row.size):
-        row[m] = 0
-    for i in range(n):
-        for m in range(k_counts):
-            row[CS[i, m]] = Y[CS[i, m]]
-        row[dist_off[i] + Y[CS[i, ACTIONS]]] = 1
-        for j in range(n):
-            row[before_slots[i, j]] = 1 if F[i, 0] < F[j, 0] else 0
-    first_scenario_row = n * k_counts
-    for k in range(scenario_slots.size):
-        row[scenario_slots[k]] = Y[first_scenario_row + k]
-    aggregate_round(row, aggregation[0], aggregation[1], aggregation[2])
-    for m in range(Y.size):
-        Y[m] = 0
-
-
 # --------------------------------------------------------------------------- the driver
 # The players of the rules (rules.round_player): simulation with and without R5 code, and
 # the trace's, which writes events.
@@ -650,13 +363,7 @@ def _drivers(may_hold):
         L,
         EV,
         st,
-        dist_off,
-        ranges,
-        agg_sum,
-        agg_any,
-        derived,
-        pair_rows,
-        before_slots,
+        plan,
         s1,
         s2,
         sl,
@@ -687,8 +394,7 @@ def _drivers(may_hold):
         EV = unmanaged(EV)
         st = unmanaged(st)
         lb = G[G_LOG_BATCH]
-        plan = (dist_off, ranges, agg_sum, agg_any, derived, pair_rows)  # for flush
-        n = before_slots.shape[0]
+        n = P.shape[0]
         ACC = np.zeros(n * n, dtype=np.int16)  # flush: acts_before not yet in AB
         sums = (s1, s2, sl, sx, tot, AB, ACC)
         pending = 0  # cycles flushed since ACC was last added to AB
@@ -718,9 +424,10 @@ def _drivers(may_hold):
                         ACC[m] = 0
                     pending = 0
                 b = 0
+        before = before_slots(plan)
         for i in range(n):  # acts_before: 0 or 1 per cycle, so sum y^2 = sum y
             for j in range(n):
-                slot = before_slots[i, j]
+                slot = before[i, j]
                 s1[slot] += AB[0, i, j]
                 s2[slot] += AB[0, i, j]
                 sl[slot] += AB[0, i, j] + AB[1, i, j]
@@ -744,10 +451,7 @@ def _drivers(may_hold):
         F,
         EV,
         st,
-        dist_off,
-        before_slots,
-        scenario_slots,
-        aggregation,
+        plan,
         rows,
         carries,
         states,
@@ -766,7 +470,7 @@ def _drivers(may_hold):
             round_start(st, key, r)
             G[G_ROUND] = r
             carry = play_traced(st, P, W, G, KT, T, GL, Y, np.uint64(0), CS, F, EV, carry)
-            round_row(Y, F, CS, dist_off, before_slots, scenario_slots, aggregation, rows[k])
+            round_row(Y, F, CS, plan, rows[k])
             carries[k] = carry
             state = canonical_state(st)
             for w in range(state.size):
@@ -801,10 +505,7 @@ def _rows_driver(may_hold):
         F,
         EV,
         st,
-        dist_off,
-        before_slots,
-        scenario_slots,
-        aggregation,
+        plan,
         rows,
         carries,
     ):
@@ -822,7 +523,7 @@ def _rows_driver(may_hold):
                 carry = play_holds(st, P, W, G, KT, T, GL, Y, np.uint64(0), CS, F, EV, carry)
             else:
                 carry = play_plain(st, P, W, G, KT, T, GL, Y, np.uint64(0), CS, F, EV, carry)
-            round_row(Y, F, CS, dist_off, before_slots, scenario_slots, aggregation, rows[k])
+            round_row(Y, F, CS, plan, rows[k])
             carries[k] = carry
         return carry
 
@@ -894,13 +595,7 @@ def driver_arguments(compiled: Compiled, sums: Sums) -> tuple:
         L,
         np.zeros((0, EVENT_WIDTH), dtype=np.int64),
         st,
-        compiled.dist_offsets,
-        compiled.ranges,
-        compiled.agg_sum,
-        compiled.agg_any,
-        compiled.derived,
-        compiled.pair_rows,
-        compiled.before_slots,
+        compiled.plan,
         sums.s1,
         sums.s2,
         sums.sl,
@@ -961,10 +656,7 @@ def trace(
             F,
             EV,
             st,
-            compiled.dist_offsets,
-            compiled.before_slots,
-            compiled.scenario_slots,
-            compiled.aggregation,
+            compiled.plan,
             rows[done:],
             carries[done:],
             states[done:],
@@ -1000,10 +692,7 @@ def rows(
         F,
         np.zeros((0, EVENT_WIDTH), dtype=np.int64),
         st,
-        compiled.dist_offsets,
-        compiled.before_slots,
-        compiled.scenario_slots,
-        compiled.aggregation,
+        compiled.plan,
         out,
         carries,
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from simkit.metrics import Sums
-from simkit.systems.readiness import lanes
+from simkit.systems.readiness import counts, lanes
 from simkit.systems.readiness.codes import COUNT_COLUMNS, G_LOG_BATCH, G_ORDER, G_ROUND, N_FIELDS
 from simkit.systems.readiness.kernel import Compiled, driver_arguments, flush_single, play_plain
 from simkit.systems.stream import round_start
@@ -25,9 +25,8 @@ LANES = lanes.LANES
 
 @njit(**JIT)
 def run_rounds_lanes(
-    key, first, n_rounds, P, T, GL, CS, W, G, KT, Y, F, L, EV, st, dist_off, ranges, agg_sum,
-    agg_any, derived, pair_rows, before_slots, s1, s2, sl, sx, tot, AB, FT, C, TT, WD, BY, S, POOL,
-    RK, FIRST, ATT, WA, WB, KEYS,
+    key, first, n_rounds, P, T, GL, CS, W, G, KT, Y, F, L, EV, st, plan, s1, s2, sl, sx, tot, AB,
+    FT, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS,
 ):  # fmt: skip
     """``kernel.run_rounds_plain`` with blocks of LANES rounds played side by side."""
     key = unmanaged(key)
@@ -35,7 +34,7 @@ def run_rounds_lanes(
     W = with_columns(W, N_FIELDS)
     CS = with_columns(CS, COUNT_COLUMNS)
     lb = G[G_LOG_BATCH]
-    plan = (dist_off, ranges, agg_sum, agg_any, derived, pair_rows)
+    before_slots = counts.before_slots(plan)
     n = P.shape[0]
     ACC = np.zeros(n * n, dtype=np.int16)  # flush: acts_before along the combatants
     sums = (s1, s2, sl, sx, tot, AB, ACC)

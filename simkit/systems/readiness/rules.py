@@ -22,7 +22,7 @@ Arrays (fields named in ``codes.py``)
 ``KT``  the R3 key trees (below).
 ``Y``   counts (kernel.COUNT_DTYPE): ``Y[CS[i, ACTIONS] + col] += 1``, except that a hasty
         defense of scale k counts only in row ``hasty_ge.k``, and attacks_received and no_action
-        are not counted here: kernel.derived_rows derives them, and the rest of the
+        are not counted here: counts.derived_rows derives them, and the rest of the
         hasty counts, from the rows (attacks_received = undefended + defended +
         hasty_only, #11's identity; no_action from actions); ``CS`` the layout's
         ``count_slots`` scaled to the kernel's batch (kernel.py: a row of ``Y`` per
@@ -757,7 +757,7 @@ def round_player(log, may_hold):
                     mask = P[c, P_TARGET_MASK]
                     r = next_byte(st) & mask if mask >= 0 else below(st, P[c, P_TARGET_COUNT])
                     d = non_negative(T[non_negative(P[c, P_TARGET_START] + r)])
-                    Y[CS[c, ATTACKS_MADE] + col] += 1  # (attacks_received: kernel.derived_rows)
+                    Y[CS[c, ATTACKS_MADE] + col] += 1  # (attacks_received: counts.derived_rows)
                     early = (W[d, W_ATTACKED] == 0) & (W[d, W_FIRST] == NO_STEP)
                     Y[CS[d, ATTACKED_BEFORE_ACTING] + col] += np.int64(early)
                     W[d, W_ATTACKED] = 1
@@ -805,7 +805,7 @@ def round_player(log, may_hold):
                     Y[CS[d, WASTED_DEFENSES] + col] += own * (ONE - effective)
                     # a hasty defense of scale k (1 .. 5) counts once, in row hasty_ge.k; the
                     # drivers turn these rows into hasty_ge (sums of the rows above),
-                    # hasty_defenses and hasty_scale_total (kernel.derived_rows): no branch here
+                    # hasty_defenses and hasty_scale_total (counts.derived_rows): no branch here
                     Y[CS[d, HASTY_GE_1 + max(scale, ONE) - ONE] + col] += np.int64(hasty)
                     if log and own != 0:
                         kind = RESPONSE_SELF if normal else RESPONSE_HASTY
@@ -904,7 +904,7 @@ def round_player(log, may_hold):
                 Y[CS[i, EDGE_WOUND] + col] += P[i, P_WOUND]
             if log:
                 event(EV, G, EV_STALEMATE, NOBODY, NOBODY, ZERO, ZERO, ZERO)
-        for i in range(n):  # (no_action: kernel.derived_rows, from actions)
+        for i in range(n):  # (no_action: counts.derived_rows, from actions)
             F[i, col] = W[i, W_FIRST]
         return stalemate
 
