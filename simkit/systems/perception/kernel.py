@@ -47,12 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simkit.metrics import Layout, Sums
-from simkit.systems.base import (
-    EVENT_WIDTH,
-    MAX_COMBATANTS,
-    code_of,
-    share_code,
-)
+from simkit.systems.base import EVENT_WIDTH, MAX_COMBATANTS, code_of, share_code
 from simkit.systems.counting import (
     DENSE,
     aggregate_round,
@@ -95,11 +90,7 @@ from simkit.systems.perception.lanes import (
     play_lanes,
     why_not_lanes,
 )
-from simkit.systems.perception.rules import (
-    D10,
-    note_round,
-    play_round,
-)
+from simkit.systems.perception.rules import D10, note_round, play_round
 from simkit.systems.perception.schema import (
     GROUP_STAT_CODES,
     GROUP_STAT_HIGHEST,
@@ -146,12 +137,7 @@ from simkit.systems.perception.table import (
     T_TCOUNT,
     T_TLIST,
 )
-from simkit.systems.stream import (
-    CANONICAL_WORDS,
-    STATE_WORDS,
-    canonical_state,
-    round_start_lazy,
-)
+from simkit.systems.stream import CANONICAL_WORDS, STATE_WORDS, canonical_state, round_start_lazy
 from simkit.systems.support import JIT, njit, unmanaged
 
 

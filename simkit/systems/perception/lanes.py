@@ -17,44 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from simkit.systems.base import (
-    SHARE_ALWAYS,
-    SHARE_NEVER,
-)
-from simkit.systems.counting import (
-    first_reason,
-)
-from simkit.systems.perception.counts import (
-    CODE_BITS,
-    CODE_SLOT_BITS,
-    HIST_MAX_N,
-)
-from simkit.systems.perception.rules import (
-    BELOW_LIMIT,
-    BELOW_RECIPROCAL,
-    D10,
-    KEY_SHIFT,
-)
-from simkit.systems.perception.schema import (
-    INFORMATION_STRICT,
-    MODE_INDIVIDUAL,
-    TIE_SIMULTANEOUS,
-)
-from simkit.systems.perception.table import (
-    P_INFO,
-    P_N,
-    P_TIE,
-    T_PAR,
-    T_PER,
-    T_SHARE,
-    T_TCOUNT,
-)
-from simkit.systems.stream import (
-    LANE_BYTES,
-    first_outputs,
-    lane_byte,
-    lane_roll,
-)
+from simkit.systems.base import SHARE_ALWAYS, SHARE_NEVER
+from simkit.systems.counting import first_reason
+from simkit.systems.perception.counts import CODE_BITS, CODE_SLOT_BITS, HIST_MAX_N
+from simkit.systems.perception.rules import BELOW_LIMIT, BELOW_RECIPROCAL, D10, KEY_SHIFT
+from simkit.systems.perception.schema import INFORMATION_STRICT, MODE_INDIVIDUAL, TIE_SIMULTANEOUS
+from simkit.systems.perception.table import P_INFO, P_N, P_TIE, T_PAR, T_PER, T_SHARE, T_TCOUNT
+from simkit.systems.stream import LANE_BYTES, first_outputs, lane_byte, lane_roll
 from simkit.systems.support import JIT, njit
 
 FAST_LANES = 256

@@ -59,11 +59,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simkit.systems.base import (
-    NOBODY,
-    SHARE_ALWAYS,
-    SHARE_NEVER,
-)
+from simkit.systems.base import NOBODY, SHARE_ALWAYS, SHARE_NEVER
 from simkit.systems.perception.schema import (
     INFORMATION_STRICT,
     MODE_INDIVIDUAL,
@@ -109,13 +105,7 @@ from simkit.systems.perception.table import (
     T_TLIST,
     T_TOTAL,
 )
-from simkit.systems.stream import (
-    BYTE_LIMIT,
-    RECIPROCAL,
-    chance,
-    next_byte,
-    roll,
-)
+from simkit.systems.stream import BYTE_LIMIT, RECIPROCAL, chance, next_byte, roll
 from simkit.systems.support import JIT, njit
 
 D10 = 10  # P1, P2

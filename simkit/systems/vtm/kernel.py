@@ -34,24 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from simkit.metrics import Layout, Sums
-from simkit.systems.base import (
-    EVENT_WIDTH,
-    MAX_COMBATANTS,
-    TIE_CODES,
-    code_of,
-    share_code,
-)
-from simkit.systems.counting import (
-    aggregate_round,
-    close_chunk,
-    dense_add,
-    new_dense_histogram,
-)
-from simkit.systems.stream import (
-    STATE_WORDS,
-    canonical_state,
-    round_start_lazy,
-)
+from simkit.systems.base import EVENT_WIDTH, MAX_COMBATANTS, TIE_CODES, code_of, share_code
+from simkit.systems.counting import aggregate_round, close_chunk, dense_add, new_dense_histogram
+from simkit.systems.stream import STATE_WORDS, canonical_state, round_start_lazy
 from simkit.systems.support import JIT, njit, unmanaged
 from simkit.systems.vtm.counts import (
     COUNTS,
@@ -134,16 +119,7 @@ from simkit.systems.vtm.memory import (
     W_LO,
     _address,
 )
-from simkit.systems.vtm.rules import (
-    D10,
-    INIT_OFFSET,
-    KEY_SHIFT,
-    ONE,
-    ZERO,
-    declare,
-    play,
-    setup,
-)
+from simkit.systems.vtm.rules import D10, INIT_OFFSET, KEY_SHIFT, ONE, ZERO, declare, play, setup
 
 
 @dataclass(frozen=True)

@@ -20,14 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from simkit.metrics import Layout
-from simkit.systems.base import (
-    SHARE_ALWAYS,
-    SHARE_NEVER,
-    TIE_RANDOM,
-)
-from simkit.systems.counting import (
-    first_reason,
-)
+from simkit.systems.base import SHARE_ALWAYS, SHARE_NEVER, TIE_RANDOM
+from simkit.systems.counting import first_reason
 from simkit.systems.stream import (
     BYTE_LIMIT,
     LANE_BYTES,
@@ -37,13 +31,7 @@ from simkit.systems.stream import (
     lane_roll,
 )
 from simkit.systems.support import JIT, njit
-from simkit.systems.vtm.counts import (
-    COUNTS,
-    H_END,
-    H_VALUE_KINDS,
-    H_VALUE_WEIGHTS,
-    HIST_MAX,
-)
+from simkit.systems.vtm.counts import COUNTS, H_END, H_VALUE_KINDS, H_VALUE_WEIGHTS, HIST_MAX
 from simkit.systems.vtm.memory import (
     G_N,
     G_TARGETS,
@@ -54,11 +42,7 @@ from simkit.systems.vtm.memory import (
     P_TSTART,
     P_TURN,
 )
-from simkit.systems.vtm.rules import (
-    D10,
-    KEY_SHIFT,
-    NOT_A_COMBATANT,
-)
+from simkit.systems.vtm.rules import D10, KEY_SHIFT, NOT_A_COMBATANT
 
 FAST_LANES = 256
 # The counts of the values code a lane computes (``H_VALUE_KINDS``: 2 i + the place here);

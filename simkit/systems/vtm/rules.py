@@ -60,18 +60,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from simkit.systems.base import (
-    EVENT_WIDTH,
-    NOBODY,
-    SHARE_ALWAYS,
-    SHARE_NEVER,
-    TIE_RANDOM,
-)
-from simkit.systems.stream import (
-    below,
-    chance,
-    roll,
-)
+from simkit.systems.base import EVENT_WIDTH, NOBODY, SHARE_ALWAYS, SHARE_NEVER, TIE_RANDOM
+from simkit.systems.stream import below, chance, roll
 from simkit.systems.support import JIT, njit
 from simkit.systems.vtm.counts import (
     ABORTS,
