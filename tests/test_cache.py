@@ -58,7 +58,10 @@ def test_every_kernel_is_cached_under_the_source_tree_or_not_at_all():
         name: kind for name, kind in caches.items() if kind not in (SourceTreeCache, NullCache)
     }
     cached = {name for name, kind in caches.items() if kind is SourceTreeCache}
-    for module in ("stream", "readiness.kernel", "vtm.kernel", "perception.kernel"):
+    for module in (
+        "stream", "readiness.kernel", "vtm.rules", "vtm.lanes", "vtm.kernel", "perception.rules",
+        "perception.lanes", "perception.kernel",
+    ):  # fmt: skip
         assert any(name.startswith(f"simkit.systems.{module}.") for name in cached), module
 
 

@@ -23,10 +23,12 @@ from simkit.scenario import load_scenario, scenario_from_dict
 from simkit.systems import counting
 from simkit.systems.base import MAX_COMBATANTS
 from simkit.systems.perception import kernel as perception
+from simkit.systems.perception import lanes as perception_lanes
 from simkit.systems.readiness import counts as readiness_counts
 from simkit.systems.readiness import kernel as readiness
 from simkit.systems.readiness import schema as readiness_schema
 from simkit.systems.vtm import kernel as vtm
+from simkit.systems.vtm import lanes as vtm_lanes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -411,11 +413,12 @@ def test_every_example_scenario_says_why_it_has_no_lanes():
     seen = set()
     for path in sorted((ROOT / "scenarios").glob("*.toml")):
         scenario = load_scenario(path)
-        kernel = {"vtm": vtm, "perception": perception}.get(scenario.system)
-        if kernel is None:
+        modules = {"vtm": (vtm, vtm_lanes), "perception": (perception, perception_lanes)}
+        if scenario.system not in modules:
             continue
+        kernel, lanes = modules[scenario.system]
         compiled = _compiled(kernel, scenario)
-        assert compiled.lanes_off is None or compiled.lanes_off in kernel.LANE_REASONS, path
+        assert compiled.lanes_off is None or compiled.lanes_off in lanes.LANE_REASONS, path
         if kernel is vtm:
             assert (compiled.plan[vtm.H_LANES] == 1) == (compiled.lanes_off is None)
         else:
@@ -442,13 +445,13 @@ def test_vtm_reasons_by_name(monkeypatch):
     half = _vtm(attack_share=0.5)  # attacks_made varies: in the values code, not in a lane
     assert _compiled(vtm, half).lanes_off == "uncarried_count"
     with monkeypatch.context() as patch:  # were it carried, the share's draw stops the lanes
-        patch.setattr(vtm, "LANE_CARRIES", (*vtm.LANE_CARRIES, "attacks_made"))
+        patch.setattr(vtm_lanes, "LANE_CARRIES", (*vtm_lanes.LANE_CARRIES, "attacks_made"))
         assert _compiled(vtm, half).lanes_off == "share_between_0_and_1"
     assert _compiled(vtm, _vtm(actions=2)).lanes_off == "several_actions"
     layout = engine.layout_for(_vtm())
     assert vtm.compile_scenario(_vtm(), layout, plain=True).lanes_off == "plain_plan"
     # a count of the values code that the lanes do not compute turns them off by name
-    monkeypatch.setattr(vtm, "LANE_CARRIES", ("attacked_before_acting",))
+    monkeypatch.setattr(vtm_lanes, "LANE_CARRIES", ("attacked_before_acting",))
     assert _compiled(vtm, _vtm()).lanes_off == "uncarried_count"
 
 

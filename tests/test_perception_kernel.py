@@ -1,5 +1,5 @@
-"""The perception kernel (simkit/systems/perception/kernel.py): exact values, its paths,
-the worked example of the rules (docs/rules.md).
+"""The perception kernel (simkit/systems/perception/: rules.py, lanes.py, kernel.py): exact
+values, its paths, the worked example of the rules (docs/rules.md).
 
 1. Exact.  Every slot of the layout (each combatant's counts, acts_before,
    actions_dist, and every group and side aggregate) has its exact per-round mean
@@ -36,6 +36,8 @@ from simkit.scenario import load_scenario, scenario_from_dict, with_changes
 from simkit.systems import counting
 from simkit.systems.perception import counts as perception_counts
 from simkit.systems.perception import kernel
+from simkit.systems.perception import lanes as perception_lanes
+from simkit.systems.perception import rules as perception_rules
 from simkit.systems.stream import chunk_state
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -326,7 +328,7 @@ def test_histogram_and_general_paths_equal_the_flushed_trace(seed):
 
 def test_rounds_side_by_side_equal_the_general_path():
     """Individual mode, up to four combatants, attack_share 0 or 1: the histogram path
-    plays rounds side by side (``_lanes``, from each round's first sixteen byte draws)
+    plays rounds side by side (``lanes.play_lanes``, from each round's first sixteen byte draws)
     and gives the general path's sums bit for bit, whatever the chunk's first round and
     length.  Rounds the lanes cannot finish (a die rejecting two bytes, three tied, a
     rejected target byte) are played one by one; both kinds occur, with every rule."""
@@ -346,16 +348,17 @@ def test_rounds_side_by_side_equal_the_general_path():
         done += 1
         rules_seen.add((rules["tie"], rules["information"]))
         key, first = _key(41, done), rng.randrange(1000)
-        n = rng.choice((kernel.FAST_LANES - 1, 2 * kernel.FAST_LANES + 33))
+        n = rng.choice((perception_lanes.FAST_LANES - 1, 2 * perception_lanes.FAST_LANES + 33))
         job, hist = _run(scenario, key, n, first, histogram=True)
         assert job.compiled.tab[kernel.T_PAR, kernel.P_LANES] == 1
         _, general = _run(scenario, key, n, first, histogram=False)
         assert hist.equals(general), scenario.to_dict()
-        lanes = np.zeros((kernel.L_ROWS, kernel.FAST_LANES), np.int32)
-        words = np.zeros(kernel.FAST_LANES, np.uint64)
-        codes = np.zeros(kernel.FAST_LANES, np.int64)
+        width = perception_lanes.FAST_LANES
+        lanes = np.zeros((perception_lanes.L_ROWS, width), np.int32)
+        words = np.zeros(width, np.uint64)
+        codes = np.zeros(width, np.int64)
         tab = job.compiled.tab.copy()
-        kernel._lanes(key[:4].copy(), first, tab, codes, words, words.copy(), lanes)
+        perception_lanes.play_lanes(key[:4].copy(), first, tab, codes, words, words.copy(), lanes)
         kept += int((codes >= 0).sum())
         rejected += int((codes < 0).sum())
     assert kept > 0 and rejected > 0
@@ -378,7 +381,7 @@ def test_lanes_in_blocks_equal_one_block(monkeypatch):
     n = 4 * 512 + 300
     _, general = _run(scenario, key, n, first=5, histogram=False)
     _, whole = _run(scenario, key, n, first=5, histogram=True)
-    monkeypatch.setattr(kernel, "LANE_BLOCK", 512)
+    monkeypatch.setattr(kernel, "LANE_BLOCK", 512)  # (lanes.py's, read by run_chunk here)
     job, blocks = _run(scenario, key, n, first=5, histogram=True)
     assert job.compiled.tab[kernel.T_PAR, kernel.P_LANES] == 1
     assert whole.equals(general)
@@ -456,13 +459,13 @@ def test_large_scenarios_trace_as_the_twin():
             assert [int(w) for w in tr.states[r]] == rec.state, (k, r)
             log = [SYSTEM.event_tuple(e, scenario) for e in tr.events if e[0] == k + r]
             assert log == rec.log, (k, r)
-    assert kernel.PAIRWISE_MAX < 60
+    assert perception_rules.PAIRWISE_MAX < 60
 
 
 def test_both_sort_methods_around_their_threshold():
     """Individual mode with PAIRWISE_MAX entities (counted pairwise) and one more
     (counting sort): each traces exactly as the twin, ties of every kind included."""
-    for m in (kernel.PAIRWISE_MAX, kernel.PAIRWISE_MAX + 1):
+    for m in (perception_rules.PAIRWISE_MAX, perception_rules.PAIRWISE_MAX + 1):
         for tie in ("random", "simultaneous"):
             scenario = _scenario(
                 f"{m} {tie}",
@@ -496,9 +499,9 @@ def test_below_written_out_is_stream_below():
     twin, drawing with NaiveStream.below, pins the rest: targets and fair orders of
     every size in the tests above)."""
     for n in range(2, 257):
-        limit = int(kernel.BELOW_LIMIT[n])
+        limit = int(perception_rules.BELOW_LIMIT[n])
         assert limit == 256 - 256 % n
-        reciprocal = int(kernel.BELOW_RECIPROCAL[n])
+        reciprocal = int(perception_rules.BELOW_RECIPROCAL[n])
         assert all(b - ((b * reciprocal) >> 32) * n == b % n for b in range(limit))
 
 
@@ -578,7 +581,9 @@ def test_group_mode_trace_names_the_sides():
     dice = parse_dice(scenario, ["party=9", "wolves=2"])
     job = engine.prepare(scenario)
     tr = SYSTEM.trace(job.compiled, _key(1), 1, dice=dice)
-    rolls = [SYSTEM.event_json(e, scenario) for e in tr.events if e[1] == kernel.EV_ROLL_P2]
+    rolls = [
+        SYSTEM.event_json(e, scenario) for e in tr.events if e[1] == perception_rules.EV_ROLL_P2
+    ]
     assert rolls == [
         {"round": 0, "event": "roll", "rule": "P2", "side": "party", "die": 9, "total": 13},
         {"round": 0, "event": "roll", "rule": "P2", "side": "wolves", "die": 2, "total": 8},

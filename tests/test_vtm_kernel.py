@@ -1,4 +1,5 @@
-"""The vtm kernel (simkit/systems/vtm/kernel.py), beyond the contract every system meets
+"""The vtm kernel (simkit/systems/vtm/: rules.py, lanes.py, kernel.py), beyond the contract
+every system meets
 (tests/test_contract.py: trace = twin, events, run_chunk = flushed trace, workers, CRN,
 tiny attack shares, fixed dice):
 
@@ -32,7 +33,10 @@ from simkit.analysis.trace import play_trace
 from simkit.metrics import ROUNDS, aggregate_round, metric_slots
 from simkit.scenario import load_scenario, scenario_from_dict
 from simkit.systems.stream import chunk_state
+from simkit.systems.vtm import counts as vtm_counts
 from simkit.systems.vtm import kernel
+from simkit.systems.vtm import lanes as vtm_lanes
+from simkit.systems.vtm import rules as vtm_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 MC_ROUNDS = 300_000
@@ -301,7 +305,7 @@ def _lane_scenario(rng: random.Random, tie: str = "simultaneous"):
             for field in ("delay", "actions", "extra_actions", "abort"):
                 e.pop(field, None)
             e["attack_share"] = rng.choice((0.0, 1.0, 1.0, 1.0))
-        if sum(e.get("count", 1) for e in entries) <= kernel.HIST_MAX:
+        if sum(e.get("count", 1) for e in entries) <= vtm_counts.HIST_MAX:
             break
     rules = {
         "tie": tie,
@@ -332,20 +336,20 @@ def test_rounds_side_by_side_equal_rounds_one_by_one():
         with_lanes += 1
         plain = kernel.compile_scenario(scenario, layout, plain=True)
         n, first = (
-            rng.choice((kernel.FAST_LANES - 1, 3 * kernel.FAST_LANES + 17)),
+            rng.choice((vtm_lanes.FAST_LANES - 1, 3 * vtm_lanes.FAST_LANES + 17)),
             rng.randrange(999),
         )
         a, b = layout.new_sums(), layout.new_sums()
         kernel.run_chunk(fast, _key(k), n, a, first=first)
         kernel.run_chunk(plain, _key(k), n, b, first=first)
         assert a.equals(b), (k, scenario.to_dict())
-        lanes = np.zeros((kernel.L_ROWS, kernel.FAST_LANES), np.int64)
-        words = np.zeros(kernel.FAST_LANES, np.uint64)
-        kernel._lanes(
+        lanes = np.zeros((vtm_lanes.L_ROWS, vtm_lanes.FAST_LANES), np.int64)
+        words = np.zeros(vtm_lanes.FAST_LANES, np.uint64)
+        vtm_lanes.play_lanes(
             _key(k)[:4].copy(), first, fast.m.copy(), fast.plan, words, words.copy(), lanes
         )
-        kept += int(lanes[kernel.L_OK].sum())
-        rejected += kernel.FAST_LANES - int(lanes[kernel.L_OK].sum())
+        kept += int(lanes[vtm_lanes.L_OK].sum())
+        rejected += vtm_lanes.FAST_LANES - int(lanes[vtm_lanes.L_OK].sum())
     assert kept > 0 and rejected > 0 and with_lanes >= 30
     random_tie = _lane_scenario(rng, tie="random")
     compiled = kernel.compile_scenario(random_tie, engine.layout_for(random_tie))
@@ -449,7 +453,7 @@ def test_large_random_scenarios_equal_the_twin_and_the_plain_plan():
             "slot_abort": rng.choice(("allowed", "never")),
         }
         scenario = vtm(*entries, **rules)
-        sizes.add(len(scenario.combatants) > kernel.SMALL)
+        sizes.add(len(scenario.combatants) > vtm_rules.SMALL)
         _trace_equals_twin(scenario, _key(200 + k), 6, first=k)
         layout = engine.layout_for(scenario)
         a, b = layout.new_sums(), layout.new_sums()
@@ -518,8 +522,8 @@ def test_every_event_line_cites_its_rule():
         assert VTM.event_text(e, scenario).startswith(t[1] + " ")
         j = VTM.event_json(e, scenario)
         assert (j["round"], j["event"], j["rule"]) == (int(e[0]), t[0], t[1])
-    assert kinds == set(kernel.EVENT_KINDS)
-    shared = [VTM.event_tuple(e, scenario) for e in tr.events if e[1] == kernel.E_SLOT]
+    assert kinds == set(vtm_rules.EVENT_KINDS)
+    shared = [VTM.event_tuple(e, scenario) for e in tr.events if e[1] == vtm_rules.E_SLOT]
     assert sum(len(t[3]) for t in shared) == 3 * len(scenario.combatants)
     assert any(len(t[3]) > 1 and max(map(scenario.index, t[3])) >= 64 for t in shared)
 

@@ -1,8 +1,10 @@
 """System ``perception``: d10 + Perception, individual or group (docs/rules.md, P1-P4, rev 2).
 
-The package: ``schema.py`` (fields and rules), ``kernel.py`` (a scenario as arrays, the
-rounds), ``presentation.py`` (events and notes as they read); here its rules' checks,
-its kernel's rollers and cost, and its bench and warm-up scenarios."""
+The package: ``schema.py`` (fields and rules), ``rules.py`` (a round, P1-P4),
+``lanes.py`` (rounds side by side), ``kernel.py`` (a scenario as arrays, the chunk
+paths), ``counts.py`` (how the counts are summed), ``table.py`` (the kernel's table),
+``presentation.py`` (events and notes as they read); here its rules' checks, its
+kernel's rollers and cost, and its bench and warm-up scenarios."""
 
 from __future__ import annotations
 
@@ -11,8 +13,11 @@ from typing import Any
 
 from simkit.systems.base import Problem, SystemBase
 from simkit.systems.perception import counts, kernel
+from simkit.systems.perception.counts import HIST_MAX_N
 from simkit.systems.perception.presentation import PerceptionPresentation
+from simkit.systems.perception.rules import D10
 from simkit.systems.perception.schema import FIELDS, RULES
+from simkit.systems.perception.table import COUNTS
 
 
 class Perception(PerceptionPresentation, SystemBase):
@@ -23,7 +28,7 @@ class Perception(PerceptionPresentation, SystemBase):
     rules = RULES
     main_field = "perception"
     policies = ()
-    counts = kernel.COUNTS
+    counts = COUNTS
     scenario_counts = ()
     kernel = kernel
 
@@ -70,14 +75,14 @@ class Perception(PerceptionPresentation, SystemBase):
         COST_FULL_CHUNK for every example scenario (7 combatants: 3.9), so their chunks
         and numbers are those of revision 1."""
         n = len(scenario.combatants)
-        if n <= kernel.HIST_MAX_N:
+        if n <= HIST_MAX_N:
             return 1.0
         return n * (0.55 + n / 2500)
 
     def rollers(self, scenario: Any) -> list[tuple[str, int, int]]:
         if scenario.rules["mode"] == "group":  # P2: one d10 per side
-            return [(side, 1, kernel.D10) for side in scenario.sides]
-        return [(c.name, 1, kernel.D10) for c in scenario.combatants]  # P1
+            return [(side, 1, D10) for side in scenario.sides]
+        return [(c.name, 1, D10) for c in scenario.combatants]  # P1
 
     def bench_scenario(self) -> dict[str, Any]:
         return {

@@ -2,7 +2,7 @@
 
 ``count_round`` writes a played round's counts (in ``tab``, table.py) to the row
 ``y``; ``full_row`` the complete row (every count, acts_before, the distributions, the
-group and side slots).  Two ways to sum them (kernel.py plays the rounds):
+group and side slots).  Two ways to sum them (kernel.py plays the rounds, by rules.py):
 
 * the general path (``_run_general``) adds every round's row to chunk accumulators,
   acts_before in byte counters (``empty_bytes``);

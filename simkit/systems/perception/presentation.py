@@ -8,17 +8,17 @@ from typing import Any
 import numpy as np
 
 from simkit.systems.base import PresentationBase
-from simkit.systems.perception import kernel
+from simkit.systems.perception import rules
 
 # Event kind -> (name, rule) as the twin logs them (tests/twins/perception.py).
 _KINDS = {
-    kernel.EV_ROLL_P1: ("roll", "P1"),
-    kernel.EV_ROLL_P2: ("roll", "P2"),
-    kernel.EV_SLOT_P1: ("slot", "P1"),
-    kernel.EV_SLOT_P2: ("slot", "P2"),
-    kernel.EV_INTENT: ("intent", "P3"),
-    kernel.EV_ACT: ("act", "P4"),
-    kernel.EV_ATTACK: ("attack", "P4"),
+    rules.EV_ROLL_P1: ("roll", "P1"),
+    rules.EV_ROLL_P2: ("roll", "P2"),
+    rules.EV_SLOT_P1: ("slot", "P1"),
+    rules.EV_SLOT_P2: ("slot", "P2"),
+    rules.EV_INTENT: ("intent", "P3"),
+    rules.EV_ACT: ("act", "P4"),
+    rules.EV_ATTACK: ("attack", "P4"),
 }
 
 
@@ -44,13 +44,13 @@ class PerceptionPresentation(PresentationBase):
         kind = int(event[1])
         what, rule = _KINDS[kind]
         actor, other, a, b = int(event[2]), int(event[3]), int(event[4]), int(event[5])
-        if kind == kernel.EV_ROLL_P1:
+        if kind == rules.EV_ROLL_P1:
             return (what, rule, names[actor], a, b)
-        if kind == kernel.EV_ROLL_P2:
+        if kind == rules.EV_ROLL_P2:
             return (what, rule, scenario.sides[actor], a, b)
-        if kind in (kernel.EV_SLOT_P1, kernel.EV_SLOT_P2):
+        if kind in (rules.EV_SLOT_P1, rules.EV_SLOT_P2):
             return (what, rule, names[actor], a)
-        if kind in (kernel.EV_INTENT, kernel.EV_ATTACK):
+        if kind in (rules.EV_INTENT, rules.EV_ATTACK):
             return (what, rule, names[actor], names[other])
         return (what, rule, names[actor], bool(a))  # act: did it state its first action
 

@@ -1,9 +1,10 @@
 """System ``perception``: the kernel's table ``tab``, one int64 row per quantity.
 
-kernel.py plays the rules in it, counts.py counts the round it holds (and decodes an
-outcome code back into it).  Everything a round reads or writes is here: the
-scenario's numbers (``tab[T_PAR, P_*]``), parameters, target lists, the round's state,
-and the layout's count slots (row ``T_SLOTS + K_*``: ``Layout.count_slots``).
+rules.py plays the rules in it (for kernel.py's paths; lanes.py reads it too), counts.py
+counts the round it holds (and decodes an outcome code back into it).  Everything a
+round reads or writes is here: the scenario's numbers (``tab[T_PAR, P_*]``), parameters,
+target lists, the round's state, and the layout's count slots (row ``T_SLOTS + K_*``:
+``Layout.count_slots``).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ COUNTS = (
     P_BEFORE,
     P_UNITS,
     P_SIZE,
-    P_LANES,  # 1: _run_histogram may play rounds side by side (_lanes)
+    P_LANES,  # 1: _run_histogram may play rounds side by side (lanes.play_lanes)
 ) = range(12)
 N_PAR = 12
 

@@ -1,8 +1,10 @@
 """System ``vtm``: d10 + Dexterity + Wits initiative (docs/rules.md, V1-V7).
 
-The package: ``schema.py`` (fields and rules), ``kernel.py`` (a scenario as arrays, the
-rounds), ``presentation.py`` (events and notes as they read); here its rules' checks
-and edits, its kernel's rollers and cost, and its bench and warm-up scenarios."""
+The package: ``schema.py`` (fields and rules), ``rules.py`` (a round, V1-V7),
+``lanes.py`` (rounds side by side), ``kernel.py`` (a scenario as arrays, the chunk loops),
+``counts.py`` (how the counts are summed), ``memory.py`` (the kernel's memory),
+``presentation.py`` (events and notes as they read); here its rules' checks and edits,
+its kernel's rollers and cost, and its bench and warm-up scenarios."""
 
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ from typing import Any
 
 from simkit.systems.base import REQUIRED, Problem, SystemBase
 from simkit.systems.vtm import kernel
+from simkit.systems.vtm.counts import COUNTS, SCENARIO_COUNTS
 from simkit.systems.vtm.presentation import VtmPresentation
+from simkit.systems.vtm.rules import D10
 from simkit.systems.vtm.schema import FIELDS, RULES
 
 PARTS = ("dexterity", "wits")
@@ -27,8 +31,8 @@ class Vtm(VtmPresentation, SystemBase):
     # V7: wound_penalty is taken from the initiative total, one point at a time
     finer = {part: ("wound_penalty",) for part in ("rating", "dexterity", "wits")}
     policies = ("delay", "abort")
-    counts = kernel.COUNTS
-    scenario_counts = kernel.SCENARIO_COUNTS
+    counts = COUNTS
+    scenario_counts = SCENARIO_COUNTS
     kernel = kernel
     # rating is required unless dexterity and wits are given (prepare checks it)
     optional_required = ("dexterity", "wits", "rating")
@@ -77,7 +81,7 @@ class Vtm(VtmPresentation, SystemBase):
         return {"delay": "never"}
 
     def rollers(self, scenario: Any) -> list[tuple[str, int, int]]:
-        return [(c.name, 1, kernel.D10) for c in scenario.combatants]  # V1: one d10 each
+        return [(c.name, 1, D10) for c in scenario.combatants]  # V1: one d10 each
 
     def cost(self, scenario: Any) -> float:
         """Relative time of a round, 1 for the bench scenario: a least-squares fit of

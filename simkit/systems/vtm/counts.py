@@ -1,4 +1,4 @@
-"""System ``vtm``: how the counts of its rounds are summed (kernel.py plays the rules).
+"""System ``vtm``: how the counts of its rounds are summed (rules.py plays the rules).
 
 Every vtm round is its own regeneration cycle, so a chunk's sums are those of
 ``flush_cycle(y, 1, ...)`` after every round.  ``compile_scenario`` sorts the slots
@@ -18,7 +18,7 @@ one int64 vector, the *plan* (``counting.pack_plan``; its header ``H_*`` below):
   other varying counts of the combatants (mixed radix).  After the chunk
   ``counting.expander`` turns every code seen back into its counts through the
   decoder here (``code_expander``: the code a round uses, ``finish`` and the
-  kernel's V3 ``_declare``, then the group and side slots, aggregate_round);
+  rules' V3 ``rules.declare``, then the group and side slots, aggregate_round);
 * every other slot is *flushed* each round (``s1 += v``, ``s2 += v * v``; 0/1 slots
   ``s1`` only); beyond ``HIST_MAX`` combatants ``acts_before`` is counted into a
   block of its own;
@@ -121,7 +121,7 @@ ZERO = np.int64(0)  # an int64 argument, not a literal
     H_CODED,  # 1: first-action, slot and values codes; 0: the acts_before block
     H_RANKED,  # 1: nobody delays or aborts: the first actions come in slot order
     H_ZERO_ALL,  # 1: every count of the row is read: zero them all every round
-    H_LANES,  # 1: rounds may be played FAST_LANES side by side (_lanes)
+    H_LANES,  # 1: rounds may be played FAST_LANES side by side (lanes.play_lanes)
 ) = range(17)
 H_SIZE = 17
 
@@ -304,9 +304,9 @@ def compile_counts(
     total: list[int], tie: int, plain: bool, lanes,
 ) -> tuple[np.ndarray, CodedSums, str | None]:  # fmt: skip
     """The plan of a scenario (``H_*`` header, ``counting.pack_plan``), what is summed
-    after the chunk, and why the kernel's lanes cannot serve it (None: they can).
+    after the chunk, and why the lanes (lanes.py) cannot serve it (None: they can).
 
-    ``lanes(fields, per_round)``: the kernel's value kinds for its lanes and its reason
+    ``lanes(fields, per_round)``: the value kinds for the lanes and their reason
     (``SlotPlan.fields``; ``per_round``: aggregation entries and pair products the plan
     needs every round)."""
     f = SlotPlan(scenario, layout, abort, share, delay, total, tie, plain).fields()
@@ -391,7 +391,7 @@ def code_expander(declare):
     """The expansion loop (counting.expander) of the three codes through one
     decoder: FIRST_CODE (ranks of the first actions, as moments: ``finish``, first
     action and acts_before), SLOT_CODE (the V2 slot positions give the order back, then
-    ``declare``, the kernel's V3, and simultaneous) and VALUES_CODE (the counts' values,
+    ``declare``, V3 (``rules.declare``), and simultaneous) and VALUES_CODE (the counts' values,
     then what follows from them: ``finish``, no action and the distribution); then the
     alias slots and the code's group and side slots (aggregate_round).  The caller sets
     ``m[G_BASE] = 0`` (ranks as moments), ``m[G_TRACE] = 0`` and the constant slots of

@@ -1,7 +1,8 @@
 """System ``vtm``: the kernel's memory, one int64 vector ``m``, and the codes it holds.
 
-kernel.py plays the rules in it, counts.py decodes the outcome codes back through it.
-Every helper of both takes data pointers (``_address``), not arrays.
+rules.py plays the rules in it (for kernel.py's chunk loops and trace; lanes.py reads it
+too), counts.py decodes the outcome codes back through it.  Every helper of the rules and
+of counts.py takes data pointers (``_address``), not arrays.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from simkit.systems.base import PresentationBase
-from simkit.systems.vtm import kernel
+from simkit.systems.vtm import rules
 
 
 class VtmPresentation(PresentationBase):
@@ -35,19 +35,19 @@ class VtmPresentation(PresentationBase):
         kind = int(event[1])
         name = names[int(event[2])]
         a, b = int(event[4]), int(event[5])
-        label = kernel.EVENT_KINDS[kind]
-        rule = kernel.EVENT_RULES[kind]
-        if kind == kernel.E_ROLL:
+        label = rules.EVENT_KINDS[kind]
+        rule = rules.EVENT_RULES[kind]
+        if kind == rules.E_ROLL:
             return (label, rule, name, a, b)
-        if kind == kernel.E_SLOT:
+        if kind == rules.E_SLOT:
             return (label, rule, a, tuple(names[i] for i in _members(event, len(names))))
-        if kind == kernel.E_KNOWN:
+        if kind == rules.E_KNOWN:
             return (label, rule, name, a)
-        if kind == kernel.E_ACT:
+        if kind == rules.E_ACT:
             return (label, "V6" if b else rule, name, a, bool(b))
-        if kind == kernel.E_ATTACK:
+        if kind == rules.E_ATTACK:
             return (label, rule, name, names[int(event[3])])
-        if kind == kernel.E_ABORT:
+        if kind == rules.E_ABORT:
             return (label, rule, name, a)
         return (label, rule, name)  # delay, release, unanswered
 
@@ -110,17 +110,17 @@ def _members(event: np.ndarray, n: int) -> list[int]:
 
 
 UNANSWERED_WHY = {
-    int(kernel.NO_DEFENSE_POLICY): ' (abort = "never")',
-    int(kernel.NO_DEFENSE_SAME_MOMENT): (
+    int(rules.NO_DEFENSE_POLICY): ' (abort = "never")',
+    int(rules.NO_DEFENSE_SAME_MOMENT): (
         ': it acts in this same moment (simultaneous under slot_abort = "never")'
     ),
-    int(kernel.NO_DEFENSE_NOTHING_LEFT): ": no action left in reserve",
-    int(kernel.NO_DEFENSE_HAS_ACTED): ' (abort = "before_acting": it has already acted)',
+    int(rules.NO_DEFENSE_NOTHING_LEFT): ": no action left in reserve",
+    int(rules.NO_DEFENSE_HAS_ACTED): ' (abort = "before_acting": it has already acted)',
 }
 
 UNANSWERED_KEYS = {
-    int(kernel.NO_DEFENSE_POLICY): "abort_never",
-    int(kernel.NO_DEFENSE_SAME_MOMENT): "same_moment",
-    int(kernel.NO_DEFENSE_NOTHING_LEFT): "nothing_left",
-    int(kernel.NO_DEFENSE_HAS_ACTED): "has_acted",
+    int(rules.NO_DEFENSE_POLICY): "abort_never",
+    int(rules.NO_DEFENSE_SAME_MOMENT): "same_moment",
+    int(rules.NO_DEFENSE_NOTHING_LEFT): "nothing_left",
+    int(rules.NO_DEFENSE_HAS_ACTED): "has_acted",
 }
