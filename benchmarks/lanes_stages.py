@@ -9,7 +9,13 @@ Timed per round, ``--turns`` turns of ``--rounds`` rounds each, the order altern
 * ``lanes``: ``kernel.run_chunk`` on the lanes (lanes_run.py), flush and replays included;
 * ``start``: their start alone (``lanes.start_block``: streams, R1 dice, T2 ranks, keys);
 * ``block``: the lanes' blocks alone (``lanes.play_block``: streams, dice, ranks, turns,
-  the counts written into a batch's columns), no replays, nothing flushed.
+  the counts written into a batch's columns), no replays, nothing flushed;
+* ``packed``: ``lanes_flush.play_block_packed`` alone (the block leaving its counts
+  packed, as lanes_run.py plays it), no replays, nothing flushed;
+* ``Y flush``: one block's packed counts written into the counts array
+  (``lanes.write_counts``) and flushed by the scalar path's flush (``counts.flush_single``),
+  once per block of the rounds: the flush before lanes_flush.py;
+* ``flush``: the same block flushed from its packed counts (``lanes_flush.flush_block``).
 
 Printed: ns a round (mean over the turns), its ratio to the scalar path and to numpy's
 dice, with the quartiles of the single turns' ratios to the scalar path.
@@ -29,7 +35,7 @@ import numpy as np
 
 from simkit import engine
 from simkit.scenario import load_scenario
-from simkit.systems.readiness import kernel, lanes
+from simkit.systems.readiness import counts, kernel, lanes, lanes_flush
 from simkit.systems.stream import chunk_state
 from simkit.systems.support import njit
 
@@ -45,6 +51,36 @@ def blocks(key, rounds, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB
             key, r0, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, CS, Y, F
         )
     return passes
+
+
+@njit
+def packed_blocks(key, rounds, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS,
+                  SA, SB, SF):  # fmt: skip
+    """``lanes_flush.play_block_packed`` over ``rounds`` rounds (whole blocks)."""
+    passes = 0
+    for r0 in range(0, rounds - lanes.LANES + 1, lanes.LANES):
+        passes += lanes_flush.play_block_packed(
+            key, r0, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, SA, SB, SF
+        )
+    return passes
+
+
+@njit
+def y_flushes(rounds, n, WA, WB, FIRST, CS, Y, F, FT, L, lb, plan, sums):
+    """One block's packed counts written into ``Y`` and flushed by ``counts.flush_single``,
+    once per block of ``rounds``."""
+    for _ in range(0, rounds - lanes.LANES + 1, lanes.LANES):
+        lanes.write_counts(n, CS, Y, F, WA, WB, FIRST)
+        for b in range(lanes.LANES):
+            L[b] = 1
+        counts.flush_single(Y, F, FT, L, lanes.LANES, lb, CS, plan, sums)
+
+
+@njit
+def packed_flushes(rounds, n, WA, WB, FIRST, V, packed, s1, s2, sl, sx, tot, AB):
+    """The same block flushed by ``lanes_flush.flush_block``, once per block of ``rounds``."""
+    for _ in range(0, rounds - lanes.LANES + 1, lanes.LANES):
+        lanes_flush.flush_block(n, WA, WB, FIRST, V, packed, s1, s2, sl, sx, tot, AB)
 
 
 @njit
@@ -100,15 +136,49 @@ def main() -> None:
     def start() -> None:
         starts(key4, args.rounds, n, C, *work[:-3])
 
+    saved = tuple(np.zeros(per, dtype=np.int64) for _ in range(3))
+
+    def packed_block() -> None:
+        packed_blocks(key4, args.rounds, n, order, C, TT, *work[:-3], *saved)
+
+    packed_block()  # a block's packed counts, every lane played: what the flushes flush
+    plan = compiled.plan
+    packed = lanes_flush.flush_plan(compiled)
+    V = np.zeros(lanes_flush.scratch_size(packed), dtype=np.int64)
+    y_sums, p_sums = job.layout.new_sums(), job.layout.new_sums()
+    AB = (np.zeros((2, n, n), dtype=np.int64), np.zeros((2, n, n), dtype=np.int64))
+    ACC = np.zeros(n * n, dtype=np.int16)
+    FT = np.zeros((compiled.batch + 1) * n, dtype=np.int16)
+    L = np.zeros(compiled.batch, dtype=np.int64)
+    lb = compiled.batch.bit_length() - 1
+
+    def y_flush() -> None:
+        s = y_sums
+        y_flushes(
+            args.rounds, n, *saved, work[-3], work[-2], work[-1], FT, L, lb, plan,
+            (s.s1, s.s2, s.sl, s.sx, s.tot, AB[0], ACC),
+        )  # fmt: skip
+
+    def flush() -> None:
+        s = p_sums
+        packed_flushes(args.rounds, n, *saved, V, packed, s.s1, s.s2, s.sl, s.sx, s.tot, AB[1])
+
     stages = {
         "numpy dice": numpy_dice,
         "scalar": lambda: run(scalar),
         "lanes": lambda: run(compiled),
         "block": block,
         "start": start,
+        "packed": packed_block,
+        "Y flush": y_flush,
+        "flush": flush,
     }
     for f in stages.values():  # compile
         f()
+    y_flush()
+    flush()  # the two flushes of the same blocks: the same sums
+    if not (y_sums.equals(p_sums) and np.array_equal(AB[0][0], AB[1][0])):
+        raise SystemExit("the packed flush's sums differ from the scalar flush's")
     times = {name: [] for name in stages}
     names = list(stages)
     for turn in range(args.turns):

@@ -16,7 +16,7 @@ from contract_support import cycles, twin
 from simkit import engine, systems
 from simkit.metrics import flush_rows
 from simkit.scenario import load_scenario, scenario_from_dict
-from simkit.systems.readiness import kernel, lanes
+from simkit.systems.readiness import kernel, lanes, lanes_flush
 from simkit.systems.stream import chunk_state
 from simkit.systems.support import JIT_DISABLED
 
@@ -170,3 +170,44 @@ def test_lanes_and_scalar_path_write_the_same_sums_over_a_million_rounds():
         assert fast.equals(slow), scenario.to_dict()
         total += n
         k += 1
+
+
+def test_the_packed_flush_covers_groups_sides_and_every_kind_of_pair():
+    """The lanes' flush from the packed counts (lanes_flush.py) on groups, sides and
+    ratio pairs of every kind: on acts_before and actions_dist slots (rows the flush
+    derives), on group and side slots, and on a count the lanes never make (its pair
+    skipped: 0 in every round).  Its sums are the scalar path's and the flushed trace's."""
+    entries = [
+        {"name": "Hero", "side": "party", "readiness": 3, "count": 2, "defend": "hasty_up_to:3"},
+        {"name": "Mage", "side": "party", "readiness": 2, "attack_share": 0.0},
+        {"name": "Foe", "side": "foes", "readiness": 3, "count": 2, "defend": "always"},
+        {"name": "Orc", "side": "beasts", "readiness": 4, "target": "Hero"},
+    ]
+    data = {"scenario": {"name": "lanes", "system": "readiness"}, "rules": {"order": "chain"}}
+    scenario = scenario_from_dict({**data, "combatant": entries}, source="<lanes>")
+    layout = engine.layout_for(scenario)
+    wasted = layout.count_index(0, "wasted_defenses")
+    unit, per = layout.unit_offset, len(layout.aggregated)
+    extra = (
+        (layout.before_index(0, 1), layout.dist_index(2, 0)),
+        (layout.dist_index(5, 2), layout.before_index(5, 3)),
+        (unit + per + layout.aggregated.index("hasty_scale_total"), unit + 1),
+        (wasted, layout.dist_index(1, 1)),
+    )
+    job = engine.prepare(scenario, pairs=extra)
+    compiled = job.compiled
+    assert compiled.lanes_off is None
+    UNITS, _, PAIRS, NEAR, _, DERIVED, *_ = lanes_flush.flush_plan(compiled)
+    assert DERIVED.shape[1] == 5 and UNITS.shape[1] > 0  # 2 before and 3 dist rows, units
+    assert NEAR.shape[1] > 0  # pairs summed in their word's pass
+    assert PAIRS.shape[1] + NEAR.shape[1] == len(layout.pairs) + len(extra) - 1  # wasted: skipped
+    for k, (n, first) in enumerate(((1000, 3), (40_000, 77))):
+        key = _key(6000 + k)
+        fast, slow = job.layout.new_sums(), job.layout.new_sums()
+        kernel.run_chunk(compiled, key, n, fast, first=first)
+        kernel.run_chunk(_scalar(compiled), key, n, slow, first=first)
+        assert fast.equals(slow)
+        if n <= 1000:
+            tr = READINESS.trace(compiled, key, n, first=first)
+            rows, lengths = cycles(tr.rows, tr.carries)
+            assert fast.equals(flush_rows(rows, job.layout, lengths))

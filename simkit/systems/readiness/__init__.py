@@ -4,9 +4,10 @@ The package: ``schema.py`` (fields and rules), ``codes.py`` (the named codes of 
 value, count and event), ``rules.py`` (one round, R1-R9: the implementation of the
 rules), ``kernel.py`` (a scenario as arrays; ``run_chunk`` and ``trace``, both playing
 rounds through ``rules.play_round``), ``counts.py`` (how the counts are summed: the
-flush, the plan), ``lanes.py`` and ``lanes_run.py`` (``run_chunk``'s
-shortcut for the simplest scenarios: 128 rounds side by side, sums equal to
-``play_round``'s bit for bit), ``events.py`` (trace events as the twin's tuples, text
+flush, the plan), ``lanes.py``, ``lanes_flush.py`` and ``lanes_run.py`` (``run_chunk``'s
+shortcut for the simplest scenarios: 128 rounds side by side, flushed from their packed
+counts, sums equal to ``play_round``'s bit for bit), ``events.py`` (trace events as the
+twin's tuples, text
 and JSON).  The plain-Python twin tests/twins/readiness.py is the specification the
 kernel is held to.
 """

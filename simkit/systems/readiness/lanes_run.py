@@ -1,20 +1,23 @@
 """The driver of the readiness lanes (lanes.py): ``run_chunk`` for a scenario whose
 ``kernel.Compiled.lanes_off`` is None.
 
-Rounds go in blocks of ``lanes.LANES`` (the counts array's batch): ``lanes.play_block``
-plays a block side by side and ``lanes.write_counts`` puts its counts in the batch's
-columns; a round it could not finish from its lane's bytes is played again by
-``rules.play_round`` (the scalar player of kernel.py, ``play_plain``) into its column.
-A last block of fewer rounds is played by the scalar player alone.  The batch is then
-flushed by the scalar path's own flush (``kernel.flush_single``), so the sums are the
-scalar path's bit for bit (tests/test_readiness_lanes.py)."""
+Rounds go in blocks of ``lanes.LANES`` (the counts array's batch):
+``lanes_flush.play_block_packed`` plays a block side by side and leaves every round's
+counts packed (``SA``, ``SB``, ``SF``); a round it could not finish from its lane's bytes
+is played again by ``rules.play_round`` (the scalar player of kernel.py, ``play_plain``)
+into its column of the counts array and packed into its place
+(``lanes_flush.pack_column``); ``lanes_flush.flush_block`` then adds the block to the
+sums straight from the packed counts.  A last block of fewer rounds is played by the
+scalar player alone into the counts array and flushed by the scalar path's own flush
+(``counts.flush_single``).  Either way the sums are the scalar path's bit for bit
+(tests/test_readiness_lanes.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from simkit.metrics import Sums
-from simkit.systems.readiness import counts, lanes
+from simkit.systems.readiness import counts, lanes, lanes_flush
 from simkit.systems.readiness.codes import COUNT_COLUMNS, G_LOG_BATCH, G_ORDER, G_ROUND, N_FIELDS
 from simkit.systems.readiness.kernel import Compiled, driver_arguments, flush_single, play_plain
 from simkit.systems.stream import round_start
@@ -26,9 +29,10 @@ LANES = lanes.LANES
 @njit(**JIT)
 def run_rounds_lanes(
     key, first, n_rounds, P, T, GL, CS, W, G, KT, Y, F, L, EV, st, plan, s1, s2, sl, sx, tot, AB,
-    FT, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS,
+    FT, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, SA, SB, SF, V, packed,
 ):  # fmt: skip
-    """``kernel.run_rounds_plain`` with blocks of LANES rounds played side by side."""
+    """``kernel.run_rounds_plain`` with blocks of LANES rounds played side by side
+    (``packed``: ``lanes_flush.flush_plan``; ``V`` its words' scratch)."""
     key = unmanaged(key)
     P = with_columns(P, N_FIELDS)
     W = with_columns(W, N_FIELDS)
@@ -44,8 +48,8 @@ def run_rounds_lanes(
     while r < end:
         nb = min(LANES, end - r)
         if nb == LANES:
-            lanes.play_block(
-                key, r, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, CS, Y, F
+            lanes_flush.play_block_packed(
+                key, r, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, SA, SB, SF
             )
             for b in range(LANES):
                 if (
@@ -55,11 +59,14 @@ def run_rounds_lanes(
                     round_start(st, key, r + b)
                     G[G_ROUND] = r + b
                     play_plain(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, 0)
-        else:
-            for b in range(nb):
-                round_start(st, key, r + b)
-                G[G_ROUND] = r + b
-                play_plain(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, 0)
+                    lanes_flush.pack_column(n, CS, Y, F, b, SA, SB, SF)
+            lanes_flush.flush_block(n, SA, SB, SF, V, packed, s1, s2, sl, sx, tot, AB)
+            r += nb
+            continue
+        for b in range(nb):  # a last, short block: the scalar player and flush
+            round_start(st, key, r + b)
+            G[G_ROUND] = r + b
+            play_plain(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, 0)
         for b in range(nb):
             L[b] = 1
         flush_single(Y, F, FT, L, nb, lb, CS, plan, sums)
@@ -84,6 +91,7 @@ def run_chunk_lanes(
     n = compiled.n
     C, TT = lanes.lane_tables(compiled.params, compiled.targets)
     per = n * LANES
+    packed = lanes_flush.flush_plan(compiled)
     return int(
         run_rounds_lanes(
             np.ascontiguousarray(key[:4], dtype=np.uint64),
@@ -95,6 +103,8 @@ def run_chunk_lanes(
             np.zeros(lanes.LANE_WORDS * LANES, dtype=np.uint64),
             np.zeros(lanes.LANE_BYTES * LANES, dtype=np.uint8),
             np.zeros(lanes.S_ROWS * LANES, dtype=np.int64),
-            *(np.zeros(per, dtype=np.int64) for _ in range(7)),
+            *(np.zeros(per, dtype=np.int64) for _ in range(10)),  # POOL .. KEYS, SA, SB, SF
+            np.zeros(lanes_flush.scratch_size(packed), dtype=np.int64),
+            packed,
         )
     )

@@ -1,0 +1,477 @@
+"""The lanes' flush (lanes_run.py): a block's sums straight from the packed counts.
+
+``lanes.play_block`` leaves each combatant's counts of a lane in two packed words of
+8-bit fields (``lanes.WORD_A``, ``lanes.WORD_B``) and its first step in ``FIRST``, then
+unpacks them into the kernel's counts array ``Y`` for ``counts.flush_single``.  Here the
+block is flushed from the words themselves: every value a row of ``Y`` would hold is a
+field of a per-lane word of the scratch ``V``, and the sums (s1, s2, sl, sx, tot,
+actions_dist and acts_before) are added along the lanes from those fields.  Every cycle
+is one round (the lanes never serve holds), so ``sl`` is ``s1`` and every L is 1; the
+sums are int64, so the order of the additions changes no bit: the sums are those of
+``counts.flush_single`` exactly (tests/test_readiness_lanes.py).
+
+The words of ``V`` (``LANES`` entries each, ``word * LANES + lane``):
+
+* per combatant i, words ``3 i .. 3 i + 2`` (``WORDS``): ``A``, the lane's ``WA`` as it
+  is; ``X``: hasty_ge.1 .. 5 (fields 0 .. 4, cumulative: a hasty defense of scale k is in
+  hasty_ge.1 .. k; hasty_defenses is hasty_ge.1), hits (5), hasty_scale_total (6, the sum
+  of hasty_ge.1 .. 5) and attacks_received (7, undefended + defended + hasty_only); ``Z``:
+  no_action (field 0: the lane's actions are 0), as ``counts.derived_rows`` derives them;
+* per group or side, the same three words, each field the sum of its members' fields (a
+  probability count's field, "any member": the OR of theirs; ``aggregate_batch``); every
+  sum fits its 8 bits: a group's count of a round is at most the round's dice (at most
+  ``lanes.MAX_LANE_DICE``), its hasty_scale_total at most 5 times that;
+* one word per pair row outside the count rows (``kernel.Compiled.derived``: acts_before
+  or an actions_dist slot of a ratio pair), the value in field 0.
+
+``flush_plan`` reads the kernel's flush plan (``kernel.Compiled.plan``, its lists
+``ranges``, ``agg_sum``, ``agg_any``, ``derived``, ``pair_rows``, ``dist_offsets``
+through ``counts.H_*``: the one place here that does) and says for every
+row where its value is (word, shift); ``flush_block`` adds the block to the sums.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simkit.systems.readiness import counts, lanes
+from simkit.systems.readiness.codes import (
+    ATTACKS_RECEIVED,
+    COUNTS,
+    HASTY_DEFENSES,
+    HASTY_GE_1,
+    HASTY_SCALE_TOTAL,
+    HITS,
+    NO_ACTION,
+    SCENARIO_COUNTS,
+)
+from simkit.systems.support import njit
+
+LANES = lanes.LANES
+ULANES = np.uint64(LANES)
+WORDS = 3  # per combatant and per group or side: A, X, Z
+W_A, W_X, W_Z = 0, 1, 2
+X_HITS, X_TOTAL, X_RECEIVED = 40, 48, 56  # the fields of X after hasty_ge.1 .. 5
+DERIVED_BEFORE = counts.DERIVED_BEFORE
+
+
+def _places() -> dict[int, tuple[int, int]]:
+    """Count index -> (word, shift) of its field in a combatant's words."""
+    out = {int(k): (W_A, 8 * f) for f, k in enumerate(lanes.WORD_A)}
+    out.update({int(HASTY_GE_1) + s: (W_X, 8 * s) for s in range(5)})
+    out[int(HITS)] = (W_X, X_HITS)
+    out[int(HASTY_DEFENSES)] = (W_X, 0)
+    out[int(HASTY_SCALE_TOTAL)] = (W_X, X_TOTAL)
+    out[int(ATTACKS_RECEIVED)] = (W_X, X_RECEIVED)
+    out[int(NO_ACTION)] = (W_Z, 0)
+    return out
+
+
+PLACES = _places()
+
+
+def flush_plan(compiled) -> tuple:
+    """``flush_block``'s plan for a scenario the lanes serve (``kernel.Compiled``):
+    ``(UNITS, EMIT, PAIRS, NEAR, PARTNER, DERIVED, dist_offsets, summed, words)``.
+
+    ``UNITS`` [3, u] (word, member word, any-mask): a group's or side's word, built
+    from its members' in order (the first copied); ``EMIT`` [4, e] (word, shift, slot,
+    1 if 0 or 1 in a round): every row the scalar flush sums (``ranges``); ``PAIRS``
+    [5, p] (word a, shift a, word b, shift b, sx index) of every ratio pair whose rows
+    can both be non-zero, but for those in ``NEAR`` [2, q] (the sum's place among the
+    words' sums, sx index): the pairs of a summed word's field with the word's
+    ``PARTNER`` field (-1: none), summed in the word's pass; ``DERIVED`` [4, d] (kind,
+    i, j, word); ``summed``: the words whose fields the flush sums (those of the
+    combatants, groups and sides); ``words``: the words of ``V`` (``scratch_size``: its
+    entries)."""
+    for seen, plan in _PLANS:
+        if seen is compiled:
+            return plan
+    # the kernel's flush plan (counts.H_*), read here only
+    ranges = counts.lists(compiled.plan, counts.RANGES, 3).tolist()
+    agg_sum = counts.lists(compiled.plan, counts.AGG_SUM, 2).tolist()
+    agg_any = counts.lists(compiled.plan, counts.AGG_ANY, 2).tolist()
+    derived_table = counts.lists(compiled.plan, counts.H_DERIVED_KIND, 4).tolist()
+    pair_rows = counts.lists(compiled.plan, counts.PAIRS, 2).tolist()
+    dist_offsets = counts.lists(compiled.plan, counts.H_DIST).ravel().copy()
+    layout = compiled.layout
+    n = compiled.n
+    K = len(COUNTS)
+    n_counts = layout.before_offset
+    first_unit = n_counts + len(SCENARIO_COUNTS)
+    aggregated = layout.aggregated
+    per_unit = max(1, len(aggregated))
+    unit_count = [COUNTS.index(c) for c in aggregated]
+    slots = compiled.count_slots.tolist()
+    slot_of = {int(slots[i][k]): (i, k) for i in range(n) for k in range(K)}
+    unit_rows = layout.size - layout.unit_offset
+    n_units = unit_rows // per_unit
+    base_unit = WORDS * n
+    base_derived = base_unit + WORDS * n_units
+    derived_rows = {int(r): d for d, r in enumerate(derived_table[3])}
+
+    def place(row: int) -> tuple[int, int] | None:
+        """(word, shift) of a row's value; None: 0 in every round the lanes play."""
+        if row < n_counts:
+            i, k = slot_of[row]
+            if k not in PLACES:
+                return None
+            w, s = PLACES[k]
+            return WORDS * i + w, s
+        if row < first_unit:  # a scenario count: only R8's stalemate, never without holds
+            return None
+        if row < first_unit + unit_rows:
+            u, a = divmod(row - first_unit, per_unit)
+            k = unit_count[a]
+            if k not in PLACES:
+                return None
+            w, s = PLACES[k]
+            return base_unit + WORDS * u + w, s
+        assert row in derived_rows, f"row {row} is no row of the plan"
+        return base_derived + derived_rows[row], 0
+
+    members: dict[int, dict[int, list[int]]] = {}  # unit word -> shift -> member words
+    any_mask: dict[int, int] = {}
+    for agg, anyone in ((agg_sum, False), (agg_any, True)):
+        for src_row, dst_row in zip(*agg, strict=True):
+            src, dst = place(src_row), place(dst_row)
+            if src is None or dst is None:
+                continue
+            listed = members.setdefault(dst[0], {}).setdefault(dst[1], [])
+            if src[0] not in listed:  # (hasty_defenses and hasty_ge.1: one field)
+                listed.append(src[0])
+            if anyone:
+                any_mask[dst[0]] = any_mask.get(dst[0], 0) | 255 << dst[1]
+    units = []
+    for word in sorted(members):
+        lists = {tuple(ms) for ms in members[word].values()}
+        assert len(lists) == 1, "a group's or side's fields of one word have the same members"
+        for m in lists.pop():
+            units.append((word, m, any_mask.get(word, 0)))
+    emit = []
+    for row, slot, binary in zip(*ranges, strict=True):
+        at = place(row)
+        assert at is not None, "the lanes carry every count the scalar flush sums"
+        emit.append((at[0], at[1], slot, binary))
+    pairs = []
+    for k, (row_a, row_b) in enumerate(zip(*pair_rows, strict=True)):
+        a, b = place(row_a), place(row_b)
+        if a is not None and b is not None:
+            pairs.append((a[0], a[1], b[0], b[1], k))
+    # a summed word's partner: the field most of the pairs inside the word share (the
+    # others' products with it summed in the word's pass: ``word_sums``)
+    partner = [-1] * base_derived
+    shares: dict[tuple[int, int], int] = {}
+    for wa, sa, wb, sb, _ in pairs:
+        if wa == wb and wa < base_derived:
+            for s in {sa, sb}:
+                shares[wa, s] = shares.get((wa, s), 0) + 1
+    for (w, s), count in sorted(shares.items()):
+        if count >= PARTNER_PAIRS and (partner[w] < 0 or count > shares[w, partner[w]]):
+            partner[w] = s
+    near, far = [], []
+    for wa, sa, wb, sb, k in pairs:
+        p = partner[wa] if wa == wb and wa < base_derived else -1
+        if p >= 0 and p in (sa, sb):
+            other = sb if sa == p else sa
+            near.append((SUMS * wa + 16 + (other >> 3), k))
+        else:
+            far.append((wa, sa, wb, sb, k))
+    derived = [
+        (kind, i, j, base_derived + d)
+        for d, (kind, i, j, _) in enumerate(zip(*derived_table, strict=True))
+    ]
+
+    def table(rows: list, width: int) -> np.ndarray:
+        return np.ascontiguousarray(np.array(rows, dtype=np.int64).reshape(-1, width).T)
+
+    plan = (
+        table(units, 3),
+        table(emit, 4),
+        table(far, 5),
+        table(near, 2),
+        np.array(partner, dtype=np.int64),
+        table(derived, 4),
+        dist_offsets,
+        base_derived,
+        base_derived + len(derived),
+    )
+    _PLANS.insert(0, (compiled, plan))
+    del _PLANS[PLANS_KEPT:]
+    return plan
+
+
+PLANS_KEPT = 4  # the plans of the last scenarios (a run calls flush_plan once a chunk)
+_PLANS: list = []
+
+
+SUMS = 24  # a summed word's sums in the scratch: its fields', their squares', products
+PARTNER_PAIRS = 3  # pairs inside a word that make one of its fields the word's partner
+
+
+def scratch_size(plan: tuple) -> int:
+    """Entries of ``flush_block``'s scratch ``V``: the words, then SUMS a summed word."""
+    return plan[-1] * LANES + SUMS * plan[-2]
+
+
+INNER = {"cache": False, "nogil": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+HOT = {**INNER, "error_model": "numpy"}
+BYTE = np.int64(255)
+FIVE = np.int64((1 << 40) - 1)  # the raw hasty counts of WORD_B (fields 0 .. 4)
+SPREAD5 = np.int64(0x0101010101)  # the sum of fields 0 .. 4 into field 4
+
+
+@njit(**HOT)
+def block_words(n, WA, WB, FIRST, V, UNITS, DERIVED):
+    """Fill ``V``'s words (module docstring) from a block's packed counts."""
+    for i in range(np.uint64(n)):
+        row = i * ULANES
+        a = np.uint64(WORDS) * row
+        x = a + ULANES
+        z = x + ULANES
+        for b in range(ULANES):
+            wa = WA[row + b]
+            raw = WB[row + b] & FIVE
+            ge = raw + (raw >> 8) + (raw >> 16) + (raw >> 24) + (raw >> 32)
+            total = ((ge * SPREAD5) >> 32) & BYTE
+            received = ((wa >> 40) & BYTE) + ((wa >> 48) & BYTE) + ((wa >> 56) & BYTE)
+            V[a + b] = wa
+            V[x + b] = (
+                ge
+                | (WB[row + b] & (BYTE << lanes.B_HITS))
+                | (total << X_TOTAL)
+                | (received << X_RECEIVED)
+            )
+            V[z + b] = np.int64((wa & BYTE) == 0)
+    for e in range(UNITS.shape[1]):
+        out = np.uint64(UNITS[0, e]) * ULANES
+        src = np.uint64(UNITS[1, e]) * ULANES
+        am = UNITS[2, e]
+        sm = ~am
+        if e == 0 or UNITS[0, e - 1] != UNITS[0, e]:  # the unit's first member
+            for b in range(ULANES):
+                V[out + b] = V[src + b]
+            continue
+        for b in range(ULANES):
+            u = V[out + b]
+            v = V[src + b]
+            V[out + b] = ((u + v) & sm) | ((u | v) & am)
+    for d in range(DERIVED.shape[1]):
+        out = np.uint64(DERIVED[3, d]) * ULANES
+        i = np.uint64(DERIVED[1, d]) * ULANES
+        j = DERIVED[2, d]
+        if DERIVED[0, d] == DERIVED_BEFORE:
+            other = np.uint64(j) * ULANES
+            for b in range(ULANES):
+                V[out + b] = np.int64(FIRST[i + b] < FIRST[other + b])
+        else:  # actions_dist.j: the lane's actions are j (one-round cycles)
+            acts = np.uint64(WORDS) * i
+            for b in range(ULANES):
+                V[out + b] = np.int64((V[acts + b] & BYTE) == j)
+
+
+SPREAD16 = np.int64(0x00FF00FF00FF00FF)  # fields 0, 2, 4, 6 in 16 bits each
+SIXTEEN = np.int64(0xFFFF)
+
+
+@njit(**HOT)
+def word_sums(V, w, out, p):
+    """The sums along the lanes of word ``w``'s fields (``V[out + f]``), of their squares
+    (``V[out + 8 + f]``) and, if ``p`` >= 0, of their products with the field at shift
+    ``p`` (``V[out + 16 + f]``), f = 0 .. 7.  The fields' sums in one pass, four fields
+    to a 64-bit sum in 16 bits each (at most LANES * 255 < 2**16); a Z word (only field
+    0, 0 or 1) by one sum."""
+    base = np.uint64(w) * ULANES
+    if w % WORDS == W_Z:
+        a = np.int64(0)
+        for b in range(ULANES):
+            a += V[base + b] & BYTE
+        for f in range(SUMS):
+            V[out + np.uint64(f)] = 0
+        V[out] = a
+        V[out + np.uint64(8)] = a
+        V[out + np.uint64(16)] = a
+        return
+    lo = np.int64(0)
+    hi = np.int64(0)
+    q0 = q1 = q2 = q3 = q4 = q5 = q6 = q7 = np.int64(0)
+    c0 = c1 = c2 = c3 = c4 = c5 = c6 = c7 = np.int64(0)
+    if p < 0:
+        for b in range(ULANES):
+            v = V[base + b]
+            lo += v & SPREAD16
+            hi += (v >> 8) & SPREAD16
+            x0 = v & BYTE
+            x1 = (v >> 8) & BYTE
+            x2 = (v >> 16) & BYTE
+            x3 = (v >> 24) & BYTE
+            x4 = (v >> 32) & BYTE
+            x5 = (v >> 40) & BYTE
+            x6 = (v >> 48) & BYTE
+            x7 = (v >> 56) & BYTE
+            q0 += x0 * x0
+            q1 += x1 * x1
+            q2 += x2 * x2
+            q3 += x3 * x3
+            q4 += x4 * x4
+            q5 += x5 * x5
+            q6 += x6 * x6
+            q7 += x7 * x7
+    else:
+        for b in range(ULANES):
+            v = V[base + b]
+            lo += v & SPREAD16
+            hi += (v >> 8) & SPREAD16
+            y = (v >> p) & BYTE
+            x0 = v & BYTE
+            x1 = (v >> 8) & BYTE
+            x2 = (v >> 16) & BYTE
+            x3 = (v >> 24) & BYTE
+            x4 = (v >> 32) & BYTE
+            x5 = (v >> 40) & BYTE
+            x6 = (v >> 48) & BYTE
+            x7 = (v >> 56) & BYTE
+            q0 += x0 * x0
+            q1 += x1 * x1
+            q2 += x2 * x2
+            q3 += x3 * x3
+            q4 += x4 * x4
+            q5 += x5 * x5
+            q6 += x6 * x6
+            q7 += x7 * x7
+            c0 += x0 * y
+            c1 += x1 * y
+            c2 += x2 * y
+            c3 += x3 * y
+            c4 += x4 * y
+            c5 += x5 * y
+            c6 += x6 * y
+            c7 += x7 * y
+    for f in range(4):
+        V[out + np.uint64(2 * f)] = (lo >> (16 * f)) & SIXTEEN
+        V[out + np.uint64(2 * f + 1)] = (hi >> (16 * f)) & SIXTEEN
+    V[out + np.uint64(8)] = q0
+    V[out + np.uint64(9)] = q1
+    V[out + np.uint64(10)] = q2
+    V[out + np.uint64(11)] = q3
+    V[out + np.uint64(12)] = q4
+    V[out + np.uint64(13)] = q5
+    V[out + np.uint64(14)] = q6
+    V[out + np.uint64(15)] = q7
+    V[out + np.uint64(16)] = c0
+    V[out + np.uint64(17)] = c1
+    V[out + np.uint64(18)] = c2
+    V[out + np.uint64(19)] = c3
+    V[out + np.uint64(20)] = c4
+    V[out + np.uint64(21)] = c5
+    V[out + np.uint64(22)] = c6
+    V[out + np.uint64(23)] = c7
+
+
+@njit(**HOT)
+def flush_block(n, WA, WB, FIRST, V, plan, s1, s2, sl, sx, tot, AB):
+    """Add a block of ``LANES`` one-round cycles to the sums from its packed counts
+    (``WA``, ``WB``, ``FIRST`` [n, LANES] as ``lanes.play_block`` leaves them, every
+    lane's round played; ``V`` the words' scratch; ``plan``: ``flush_plan``'s), as
+    ``counts.flush_single`` adds the same cycles written into the counts array; ``AB[0,
+    i, j]`` counts acts_before (the driver adds it to the sums)."""
+    UNITS, EMIT, PAIRS, NEAR, PARTNER, DERIVED, dist_off, summed, words = plan
+    block_words(n, WA, WB, FIRST, V, UNITS, DERIVED)
+    at = np.uint64(words) * ULANES  # the words' sums after the words: SUMS entries a word
+    for w in range(summed):
+        word_sums(V, w, at + np.uint64(SUMS * w), PARTNER[w])
+    for e in range(EMIT.shape[1]):
+        slot = EMIT[2, e]
+        f = at + np.uint64(SUMS * EMIT[0, e] + (EMIT[1, e] >> 3))
+        a1 = V[f]
+        s1[slot] += a1
+        s2[slot] += a1 if EMIT[3, e] != 0 else V[f + np.uint64(8)]  # 0 or 1: x^2 = x
+        sl[slot] += a1
+    for k in range(PAIRS.shape[1]):
+        wa = np.uint64(PAIRS[0, k]) * ULANES
+        sa = PAIRS[1, k]
+        wb = np.uint64(PAIRS[2, k]) * ULANES
+        sb = PAIRS[3, k]
+        acc = np.int64(0)
+        for b in range(ULANES):
+            acc += ((V[wa + b] >> sa) & BYTE) * ((V[wb + b] >> sb) & BYTE)
+        sx[PAIRS[4, k]] += acc
+    for k in range(NEAR.shape[1]):  # pairs with a word's partner field (``word_sums``)
+        sx[NEAR[1, k]] += V[at + np.uint64(NEAR[0, k])]
+    for i in range(n):
+        acts = np.uint64(WORDS * i) * ULANES  # actions: field 0 of A
+        d = dist_off[i]
+        for k in range(dist_off[i + 1] - d):  # actions_dist: the cycle's actions
+            hits = np.int64(0)
+            for b in range(ULANES):
+                hits += np.int64((V[acts + b] & BYTE) == k)
+            s1[d + k] += hits
+            s2[d + k] += hits
+            sl[d + k] += hits
+        fi = np.uint64(i) * ULANES
+        for j in range(n):  # acts_before: i's first action strictly before j's
+            if j == i:
+                continue
+            fj = np.uint64(j) * ULANES
+            before = np.int64(0)
+            for b in range(ULANES):
+                before += np.int64(FIRST[fi + b] < FIRST[fj + b])
+            AB[0, i, j] += before
+    tot[0] += LANES
+    tot[1] += LANES
+    tot[2] += LANES
+
+
+@njit(**INNER)
+def play_block_packed(
+    key, r0, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, SA, SB, SF
+):  # fmt: skip
+    """``lanes.play_block`` leaving the block's packed counts and first steps in ``SA``,
+    ``SB``, ``SF`` [n, LANES] (every lane in its own place: the rounds played alone after
+    ``lanes.compact`` put back into theirs) instead of the counts array; ``S``'s row OKS
+    as there.  Returns the passes played."""
+    lanes.start_block(key, r0, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS)
+    passes, left = lanes.play_passes(
+        n, order, ULANES, lanes.FIRST_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KEYS
+    )
+    for m in range(np.uint64(n) * ULANES):
+        SA[m] = WA[m]
+        SB[m] = WB[m]
+        SF[m] = FIRST[m]
+    for b in range(ULANES):
+        S[lanes.OKS + b] = S[lanes.ROW0 + b]
+    if left == 0:
+        return passes
+    m, width = lanes.compact(n, S, WD, POOL, RK, FIRST, ATT, WA, WB, KEYS)
+    more, _ = lanes.play_passes(
+        n, order, width, lanes.MAX_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KEYS
+    )
+    for j in range(m):
+        b = np.uint64(S[lanes.ORIG + j])
+        S[lanes.OKS + b] = S[lanes.ROW0 + j]
+        for i in range(np.uint64(n)):
+            row = i * ULANES
+            SA[row + b] = WA[row + j]
+            SB[row + b] = WB[row + j]
+            SF[row + b] = FIRST[row + j]
+    return passes + more
+
+
+@njit(**INNER)
+def pack_column(n, CS, Y, F, b, SA, SB, SF):
+    """Lane b's round as the scalar player wrote it into column b of ``Y`` (and ``F``)
+    packed into ``SA``, ``SB``, ``SF`` as the lanes pack theirs; the column then zeroed
+    (``lanes.clear_column``)."""
+    ub = np.uint64(b)
+    for i in range(n):
+        row = np.uint64(i) * ULANES
+        wa = np.int64(0)
+        for k in range(lanes.WORD_A.size):
+            wa |= np.int64(Y[CS[i, lanes.WORD_A[k]] + ub]) << (8 * k)
+        wb = np.int64(0)
+        for k in range(lanes.WORD_B.size):
+            wb |= np.int64(Y[CS[i, lanes.WORD_B[k]] + ub]) << (8 * k)
+        SA[row + ub] = wa
+        SB[row + ub] = wb
+        SF[row + ub] = F[i, b]
+    lanes.clear_column(n, CS, Y, F, b)
