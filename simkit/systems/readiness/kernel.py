@@ -131,7 +131,7 @@ from simkit.systems.readiness.codes import (
     WE_DEFEND,
     WE_GUARD,
 )
-from simkit.systems.readiness.rules import COLD, FIELD, round_player
+from simkit.systems.readiness.rules import COLD, FIELD, RANK_BY_COUNTING, round_player
 from simkit.systems.stream import STATE_WORDS, canonical_state, chance_threshold, round_start
 from simkit.systems.support import JIT, njit, unmanaged, with_columns
 
@@ -511,7 +511,8 @@ def flusher(always_single):
         n = CS.shape[0]
         cycles = np.uint64(nb)  # unsigned row + b: no wraparound code, the loops vectorise
         derived_rows(Y, CS, L, nb)
-        single = True  # every cycle of the batch one round long
+        single = np.bool_(True)  # every cycle of the batch one round long (not a literal: one
+        # signature of flush_batch, not a first one typed with a literal True as well)
         if not always_single:
             for b in range(cycles):
                 single &= L[b] == 1
@@ -624,6 +625,9 @@ def round_row(Y, F, CS, dist_off, before_slots, scenario_slots, aggregation, row
 play_holds = round_player(False, True)
 play_plain = round_player(False, False)
 play_traced = round_player(True, True)
+# the lanes' scalar player (lanes_run.py): rounds of scenarios the lanes serve only
+play_lean = round_player(False, False, True)
+assert lanes.MAX_LANE_COMBATANTS <= RANK_BY_COUNTING  # (the lean player's T2 ranks)
 
 
 def _drivers(may_hold):

@@ -4,7 +4,7 @@
 Rounds go in blocks of ``lanes.LANES`` (the counts array's batch): ``lanes.play_block``
 plays a block side by side and ``lanes.write_counts`` puts its counts in the batch's
 columns; a round it could not finish from its lane's bytes is played again by
-``rules.play_round`` (the scalar player of kernel.py, ``play_plain``) into its column.
+``rules.play_round`` (kernel.py's lean scalar player, ``play_lean``) into its column.
 A last block of fewer rounds is played by the scalar player alone.  The batch is then
 flushed by the scalar path's own flush (``kernel.flush_single``), so the sums are the
 scalar path's bit for bit (tests/test_readiness_lanes.py)."""
@@ -16,7 +16,7 @@ import numpy as np
 from simkit.metrics import Sums
 from simkit.systems.readiness import lanes
 from simkit.systems.readiness.codes import COUNT_COLUMNS, G_LOG_BATCH, G_ORDER, G_ROUND, N_FIELDS
-from simkit.systems.readiness.kernel import Compiled, driver_arguments, flush_single, play_plain
+from simkit.systems.readiness.kernel import Compiled, driver_arguments, flush_single, play_lean
 from simkit.systems.stream import round_start
 from simkit.systems.support import JIT, njit, unmanaged, with_columns
 
@@ -48,19 +48,15 @@ def run_rounds_lanes(
             lanes.play_block(
                 key, r, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, CS, Y, F
             )
-            for b in range(LANES):
-                if (
-                    S[lanes.OKS + np.uint64(b)] == 0
-                ):  # its round outran the lane's bytes: the scalar player
+        # the scalar player (one call site: a copy of it compiled, not two): every round
+        # of a last block of fewer rounds, and a round that outran its lane's bytes
+        for b in range(nb):
+            if nb < LANES or S[lanes.OKS + np.uint64(b)] == 0:
+                if nb == LANES:
                     lanes.clear_column(n, CS, Y, F, b)
-                    round_start(st, key, r + b)
-                    G[G_ROUND] = r + b
-                    play_plain(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, 0)
-        else:
-            for b in range(nb):
                 round_start(st, key, r + b)
                 G[G_ROUND] = r + b
-                play_plain(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, 0)
+                play_lean(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, 0)
         for b in range(nb):
             L[b] = 1
         flush_single(Y, F, FT, L, nb, lb, CS, plan, sums)
