@@ -592,8 +592,9 @@ def round_player(log, may_hold, lean=False):
     ever given a scenario the lanes serve (lanes.why_not_lanes: no advantage, guard or
     hit_chance below 1, attack_share 0 or 1, at most RANK_BY_COUNTING combatants), so
     without R2 (``prepare``), ``rank_by_counting``, the guards' answers and the draws of
-    attack_share and hit_chance: the same counts and draws in a third of the compile
-    time of the plain player (docs/performance.md).  A
+    attack_share and hit_chance: the same counts and draws, compiled in about 0.9 s of
+    processor time against 2.4 s for the plain player and what only it calls
+    (benchmarks/compile_breakdown.py, docs/performance.md).  A
     driver compiles only its own player; every player runs the same code.  So the player
     without holds serves every rule of revision 3 too: ``release`` concerns holders only
     (there are none), and the end of a ``chain`` run at a response is in the shared code
