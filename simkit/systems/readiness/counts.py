@@ -99,8 +99,9 @@ DERIVED_BEFORE, DERIVED_DIST = 0, 1
     H_AGG_DST,  # destinations,
     H_AGG_OP,  # and OP_SUM / OP_ANY
     H_END,
-) = range(20)
-H_SIZE = H_END + 1
+) = (np.int64(h) for h in range(20))  # np.int64, not int: a literal int would compile
+# ``part`` and ``table`` once per header name (numba types a global int as a literal)
+H_SIZE = int(H_END) + 1
 RANGES, AGG_SUM, AGG_ANY, PAIRS = H_RANGE_ROW, H_SUM_SRC, H_ANY_SRC, H_PAIR_A  # tables
 
 
@@ -287,7 +288,8 @@ def flusher(always_single):
         n = CS.shape[0]
         cycles = np.uint64(nb)  # unsigned row + b: no wraparound code, the loops vectorise
         derived_rows(Y, CS, L, nb)
-        single = True  # every cycle of the batch one round long
+        single = np.bool_(True)  # every cycle of the batch one round long (not a literal: one
+        # signature of flush_batch, not a first one typed with a literal True as well)
         if not always_single:
             for b in range(cycles):
                 single &= L[b] == 1

@@ -103,7 +103,7 @@ from simkit.systems.readiness.counts import (
     flush_single,
     round_row,
 )
-from simkit.systems.readiness.rules import FIELD, round_player
+from simkit.systems.readiness.rules import FIELD, RANK_BY_COUNTING, round_player
 from simkit.systems.stream import STATE_WORDS, canonical_state, chance_threshold, round_start
 from simkit.systems.support import JIT, njit, unmanaged, with_columns
 
@@ -337,6 +337,12 @@ def _levels(n: int) -> int:
 play_holds = round_player(False, True)
 play_plain = round_player(False, False)
 play_traced = round_player(True, True)
+# the lanes' scalar player (lanes_run.py): rounds of scenarios the lanes serve only
+play_lean = round_player(False, False, True)
+assert lanes.MAX_LANE_COMBATANTS <= RANK_BY_COUNTING  # (the lean player's T2 ranks)
+# the lanes' scalar player (lanes_run.py): rounds of scenarios the lanes serve only
+play_lean = round_player(False, False, True)
+assert lanes.MAX_LANE_COMBATANTS <= RANK_BY_COUNTING  # (the lean player's T2 ranks)
 
 
 def _drivers(may_hold):

@@ -384,7 +384,10 @@ def start_block(key, r0, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS):
             S[BEST + b] = _larger(S[BEST + b], k)
 
 
-@njit(**{**INNER, "error_model": "numpy"})
+# inlined by numba into its caller (``inline="always"``: a few calls, so cheap to type
+# there), not compiled on its own: a library of its own would optimise and emit again every
+# function it calls, about 1.2 s of processor time of a cold compile (docs/performance.md)
+@njit(**{**INNER, "error_model": "numpy"}, inline="always")
 def play_block(key, r0, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, CS, Y, F):
     """Rounds r0 .. r0 + LANES - 1 of the chunk with key ``key``, side by side.
 

@@ -4,7 +4,7 @@
 Rounds go in blocks of ``lanes.LANES`` (the counts array's batch):
 ``lanes_flush.play_block_packed`` plays a block side by side and leaves every round's
 counts packed (``SA``, ``SB``, ``SF``); a round it could not finish from its lane's bytes
-is played again by ``rules.play_round`` (the scalar player of kernel.py, ``play_plain``)
+is played again by ``rules.play_round`` (kernel.py's lean scalar player, ``play_lean``)
 into its column of the counts array and packed into its place
 (``lanes_flush.pack_column``); ``lanes_flush.flush_block`` then adds the block to the
 sums straight from the packed counts.  A last block of fewer rounds is played by the
@@ -19,7 +19,7 @@ import numpy as np
 from simkit.metrics import Sums
 from simkit.systems.readiness import counts, lanes, lanes_flush
 from simkit.systems.readiness.codes import COUNT_COLUMNS, G_LOG_BATCH, G_ORDER, G_ROUND, N_FIELDS
-from simkit.systems.readiness.kernel import Compiled, driver_arguments, flush_single, play_plain
+from simkit.systems.readiness.kernel import Compiled, driver_arguments, flush_single, play_lean
 from simkit.systems.stream import round_start
 from simkit.systems.support import JIT, njit, unmanaged, with_columns
 
@@ -51,22 +51,21 @@ def run_rounds_lanes(
             lanes_flush.play_block_packed(
                 key, r, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, SA, SB, SF
             )
-            for b in range(LANES):
-                if (
-                    S[lanes.OKS + np.uint64(b)] == 0
-                ):  # its round outran the lane's bytes: the scalar player
+        # the scalar player (one call site: a copy of it compiled, not two): every round
+        # of a last block of fewer rounds, and a round that outran its lane's bytes
+        for b in range(nb):
+            if nb < LANES or S[lanes.OKS + np.uint64(b)] == 0:
+                if nb == LANES:
                     lanes.clear_column(n, CS, Y, F, b)
-                    round_start(st, key, r + b)
-                    G[G_ROUND] = r + b
-                    play_plain(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, 0)
+                round_start(st, key, r + b)
+                G[G_ROUND] = r + b
+                play_lean(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, 0)
+                if nb == LANES:
                     lanes_flush.pack_column(n, CS, Y, F, b, SA, SB, SF)
+        if nb == LANES:  # a whole block: flushed straight from its packed counts
             lanes_flush.flush_block(n, SA, SB, SF, V, packed, s1, s2, sl, sx, tot, AB)
             r += nb
             continue
-        for b in range(nb):  # a last, short block: the scalar player and flush
-            round_start(st, key, r + b)
-            G[G_ROUND] = r + b
-            play_plain(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, 0)
         for b in range(nb):
             L[b] = 1
         flush_single(Y, F, FT, L, nb, lb, CS, plan, sums)

@@ -583,11 +583,18 @@ def next_released(st, P, W, G, KT, EV, log):
     return NOBODY
 
 
-def round_player(log, may_hold):
-    """``play_round`` for a driver: ``log`` (write events) and ``may_hold`` (some combatant
-    has a hold policy) are compile-time constants of the closure, so numba drops the code
-    of what cannot happen before it types and compiles anything: no event code in
-    simulation, no R5 code (nor ``next_released``) in a scenario without holds.  A
+def round_player(log, may_hold, lean=False):
+    """``play_round`` for a driver: ``log`` (write events), ``may_hold`` (some combatant
+    has a hold policy) and ``lean`` are compile-time constants of the closure, so numba
+    drops the code of what cannot happen before it types and compiles anything: no event
+    code in simulation, no R5 code (nor ``next_released``) in a scenario without holds.
+    ``lean``: the player of the rounds the lanes could not finish (lanes_run.py), only
+    ever given a scenario the lanes serve (lanes.why_not_lanes: no advantage, guard or
+    hit_chance below 1, attack_share 0 or 1, at most RANK_BY_COUNTING combatants), so
+    without R2 (``prepare``), ``rank_by_counting``, the guards' answers and the draws of
+    attack_share and hit_chance: the same counts and draws, compiled in about 0.9 s of
+    processor time against 2.4 s for the plain player and what only it calls
+    (benchmarks/compile_breakdown.py, docs/performance.md).  A
     driver compiles only its own player; every player runs the same code.  So the player
     without holds serves every rule of revision 3 too: ``release`` concerns holders only
     (there are none), and the end of a ``chain`` run at a response is in the shared code
@@ -647,7 +654,7 @@ def round_player(log, may_hold):
                 event(EV, G, EV_ROLL, i, NOBODY, faces, P[i, P_DICE], ZERO)
         for i in range(n):
             pool = W[i, W_POOL]
-            if P[i, P_ADVANTAGE] > 0:  # R2
+            if not lean and P[i, P_ADVANTAGE] > 0:  # R2
                 ready = prepare(pool, P[i, P_ADVANTAGE], G[G_PREP])
                 W[i, W_POOL] = ready
                 if log:
@@ -665,7 +672,7 @@ def round_player(log, may_hold):
                 W[i, W_LOWEST] = NO_STEP
         # T2: the rank of each full pool among the round's pools (how many are lower; pool
         # integers compare as the sorted dice do, a die beating no die); everyone joins R3
-        if n <= RANK_BY_COUNTING:
+        if lean or n <= RANK_BY_COUNTING:
             for i in range(n):
                 pi = W[i, W_POOL]
                 rank = ZERO
@@ -750,7 +757,9 @@ def round_player(log, may_hold):
                 if log:
                     event(EV, G, EV_ACT, c, NOBODY, a, np.int64(by_holder), ZERO)
                 share = P[c, P_SHARE]
-                if share == SHARE_ALWAYS or (share != SHARE_NEVER and chance(st, share)):
+                if share == SHARE_ALWAYS or (
+                    not lean and share != SHARE_NEVER and chance(st, share)
+                ):
                     # below(count); for a power of two count = mask + 1 (>= 2) the same draw
                     # is one byte & mask (every byte is below its limit 256), without
                     # below's two multiplications on the way to the target
@@ -766,7 +775,7 @@ def round_player(log, may_hold):
                     # R7 [rev 3]: would it take effect if nobody answered it? Drawn once per
                     # attack, after its target, only for a hit_chance below 1
                     effective = ONE
-                    if P[c, P_HIT] != HIT_ALWAYS:
+                    if not lean and P[c, P_HIT] != HIT_ALWAYS:
                         effective = np.int64(chance(st, P[c, P_HIT]))
                         if log and effective == 0:
                             event(EV, G, EV_NO_EFFECT, c, d, ZERO, ZERO, ZERO)
@@ -779,7 +788,7 @@ def round_player(log, may_hold):
                     g0 = GL[2 * d]  # D's guards (R7; R7a: a named guard only of its allies)
                     g1 = g0 + GL[2 * d + 1]
                     backup = NOBODY
-                    if g1 > g0 and not normal:
+                    if not lean and g1 > g0 and not normal:
                         for k in range(g0, g1):
                             g = non_negative(GL[k])
                             if (
@@ -811,25 +820,29 @@ def round_player(log, may_hold):
                         kind = RESPONSE_SELF if normal else RESPONSE_HASTY
                         event(EV, G, EV_RESPONSE, d, d, die, kind, scale)
                     answered = np.int64(normal)  # normal responses
-                    for k in range(g0, g1):
-                        g = non_negative(GL[k])
-                        if g != d and (
-                            g == backup
-                            or (P[g, P_GUARD] == GUARD_ALWAYS and can_answer(P, W, g, a, by_holder))
-                        ):
-                            if effective == 0 and (P[g, P_WHEN_EFFECTIVE] & WE_GUARD) != 0:
-                                if log:  # R7 [rev 3]: it stands aside
-                                    event(EV, G, EV_DECLINED, g, d, c, ZERO, ZERO)
-                                continue
-                            # a guard is never hasty
-                            used = spend(P, W, G, KT, g, top(W[g, W_POOL]), ONE, may_hold)
-                            Y[CS[g, DEFENSES] + col] += 1
-                            Y[CS[g, GUARD_DEFENSES] + col] += 1
-                            Y[CS[g, WASTED_DEFENSES] + col] += ONE - effective
-                            answered += 1
-                            if log:
-                                named = P[g, P_GUARD_NAMED]  # R7a in the trace
-                                event(EV, G, EV_RESPONSE, g, d, used, RESPONSE_GUARD, named)
+                    if not lean:  # the guards' answers (R7, R7a)
+                        for k in range(g0, g1):
+                            g = non_negative(GL[k])
+                            if g != d and (
+                                g == backup
+                                or (
+                                    P[g, P_GUARD] == GUARD_ALWAYS
+                                    and can_answer(P, W, g, a, by_holder)
+                                )
+                            ):
+                                if effective == 0 and (P[g, P_WHEN_EFFECTIVE] & WE_GUARD) != 0:
+                                    if log:  # R7 [rev 3]: it stands aside
+                                        event(EV, G, EV_DECLINED, g, d, c, ZERO, ZERO)
+                                    continue
+                                # a guard is never hasty
+                                used = spend(P, W, G, KT, g, top(W[g, W_POOL]), ONE, may_hold)
+                                Y[CS[g, DEFENSES] + col] += 1
+                                Y[CS[g, GUARD_DEFENSES] + col] += 1
+                                Y[CS[g, WASTED_DEFENSES] + col] += ONE - effective
+                                answered += 1
+                                if log:
+                                    named = P[g, P_GUARD_NAMED]  # R7a in the trace
+                                    event(EV, G, EV_RESPONSE, g, d, used, RESPONSE_GUARD, named)
                     responded = own + answered
                     # the attack's outcome: exactly one of undefended, defended, hasty_only
                     outcome = 1 if answered > 0 else (2 if hasty else 0)
