@@ -422,7 +422,8 @@ def flush_block(n, WA, WB, FIRST, V, plan, s1, s2, sl, sx, tot, AB):
     tot[2] += LANES
 
 
-@njit(**INNER)
+# inlined by numba into its caller, as ``lanes.play_block`` is (docs/performance.md)
+@njit(**{**INNER, "error_model": "numpy"}, inline="always")
 def play_block_packed(
     key, r0, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, SA, SB, SF
 ):  # fmt: skip
