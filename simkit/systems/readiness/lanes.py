@@ -418,202 +418,21 @@ def play_block(key, r0, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB
     return passes + more
 
 
-# ---- the passes on 32-bit state.  numba computes ``uint32 op uint32`` in 64 bits; every
-# result is truncated back (``U(...)``) and stored into uint32 rows, so that LLVM's loop
-# vectoriser runs the loops along the lanes on 32-bit vector lanes (16 rounds an AVX-512
-# instruction instead of 8; benchmarks/narrow_lanes.py).  ``play_passes`` copies the
-# state into that form (``_narrow``), plays, and copies it back (``_widen``): every other
-# function of the lanes sees the 64-bit rows as before.
-U = np.uint32
-NONE32 = U(0xFFFFFFFF)  # -1 of the 64-bit rows: nobody, no first step (NO_STEP)
-FIELD32 = 5  # a pool in 32 bits: the count of face f in bits 5(f-1) .. 5f-1 (<= 24 < 32)
-N32 = 9  # per-combatant rows of the 32-bit state: pool, rank bits, first step, attacked,
-# counts (WA's low and high half, WB's low and high half), key
-WORD32 = 0xFFFFF  # lane_tables' attack word without its reciprocal (``_below_small``)
-
-
-@njit(**HOT)
-def _top32(pool):
-    """The highest face of a pool of 5-bit fields, 0 if empty (selects: no lzcnt on 32
-    bits in numba)."""
-    return (
-        U(pool >= U(1))
-        + U(pool >= U(1 << 5))
-        + U(pool >= U(1 << 10))
-        + U(pool >= U(1 << 15))
-        + U(pool >= U(1 << 20))
-        + U(pool >= U(1 << 25))
-    )
-
-
-@njit(**HOT)
-def _key32(pool, rk):
-    """``_key`` on 32 bits: (v << 15 | count << 7 | rk), 0 (not -1) if the pool is empty;
-    every key of a pool is above 0, so the order of keys is that of ``_key``."""
-    v = _top32(pool)
-    count = U(U(pool >> U(U(U(v * U(FIELD32)) - U(FIELD32)) & U(31))) & U(31))
-    k = U(U(v << U(K_V)) | U(count << U(K_COUNT)) | rk)
-    return k if pool != U(0) else U(0)
-
-
-@njit(**HOT)
-def _larger32(x, y):
-    return x if x > y else y
-
-
-@njit(**HOT)
-def _limit32(t):
-    """``_limit`` on 32 bits."""
-    odd = (t == U(3)) | (t == U(5))
-    return U(252) if (t == U(6)) | (t == U(7)) else (U(255) if odd else U(256))
-
-
-@njit(**HOT)
-def _below32(x, t):
-    """``_below_small`` on 32 bits: x % t for a byte x and 1 <= t <= 8 by the reciprocal
-    ceil(2**16 / t) (exact for x < 256), x for t = 0."""
-    rc = U(0)
-    rc = U(65536) if t == U(1) else rc
-    rc = U(32768) if t == U(2) else rc
-    rc = U(21846) if t == U(3) else rc
-    rc = U(16384) if t == U(4) else rc
-    rc = U(13108) if t == U(5) else rc
-    rc = U(10923) if t == U(6) else rc
-    rc = U(9363) if t == U(7) else rc
-    rc = U(8192) if t == U(8) else rc
-    return U(x - U(U(U(x * rc) >> U(16)) * t))
-
-
-@njit(**HOT)
-def _pool32(pool):
-    """A pool of 8-bit face fields as 5-bit fields."""
-    out = np.int64(0)
-    for f in range(SIDES):
-        out |= ((pool >> (FIELD * f)) & 31) << (FIELD32 * f)
-    return U(out)
-
-
-@njit(**HOT)
-def _pool64(pool):
-    """A pool of 5-bit face fields as 8-bit fields."""
-    out = np.int64(0)
-    for f in range(SIDES):
-        out |= np.int64((pool >> U(FIELD32 * f)) & U(31)) << (FIELD * f)
-    return out
-
-
-@njit(**HOT)
-def _narrow(n, width, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, S32, P32):
-    """The rows a pass reads, lanes 0 .. width - 1, into their 32-bit form."""
-    OK, POS, STEP, BEST, CONT, SEL = ROW0, ROW1, ROW2, ROW3, ROW5, ROW10
-    low = np.uint64(0xFFFFFFFF)
-    for b in range(width):
-        S32[OK + b] = U(S[OK + b])
-        S32[POS + b] = U(S[POS + b])
-        S32[STEP + b] = U(S[STEP + b])
-        S32[BEST + b] = U(S[BEST + b]) if S[BEST + b] >= 0 else U(0)
-        S32[CONT + b] = U(S[CONT + b])
-        S32[SEL + b] = U(S[SEL + b])
-    m = np.uint64(n) * ULANES
-    M1, M2, M3, M4 = m, m + m, m + m + m, np.uint64(4) * m
-    M5, M6, M7, M8 = M4 + m, M4 + M2, M4 + M3, M4 + M4
-    for i in range(np.uint64(n)):
-        row = i * ULANES
-        for b in range(width):
-            j = row + b
-            P32[j] = _pool32(POOL[j])
-            P32[M1 + j] = U(RK[j])
-            P32[M2 + j] = U(FIRST[j]) if FIRST[j] != NO_STEP else NONE32
-            P32[M3 + j] = U(ATT[j])
-            P32[M4 + j] = U(np.uint64(WA[j]) & low)
-            P32[M5 + j] = U(np.uint64(WA[j]) >> np.uint64(32))
-            P32[M6 + j] = U(np.uint64(WB[j]) & low)
-            P32[M7 + j] = U(np.uint64(WB[j]) >> np.uint64(32))
-            P32[M8 + j] = U(KEYS[j]) if KEYS[j] >= 0 else U(0)
-
-
-@njit(**HOT)
-def _widen(n, width, S, POOL, FIRST, ATT, WA, WB, KEYS, S32, P32):
-    """The rows a pass writes and its callers read back into their 64-bit form."""
-    OK, POS, STEP, BEST, CONT, SEL = ROW0, ROW1, ROW2, ROW3, ROW5, ROW10
-    for b in range(width):
-        S[OK + b] = np.int64(S32[OK + b])
-        S[POS + b] = np.int64(S32[POS + b])
-        S[STEP + b] = np.int64(S32[STEP + b])
-        S[BEST + b] = np.int64(S32[BEST + b]) if S32[BEST + b] != U(0) else np.int64(-1)
-        S[CONT + b] = np.int64(S32[CONT + b])
-        S[SEL + b] = np.int64(S32[SEL + b])
-    m = np.uint64(n) * ULANES
-    M2, M3, M4 = m + m, m + m + m, np.uint64(4) * m
-    M5, M6, M7, M8 = M4 + m, M4 + M2, M4 + M3, M4 + M4
-    for i in range(np.uint64(n)):
-        row = i * ULANES
-        for b in range(width):
-            j = row + b
-            POOL[j] = _pool64(P32[j])
-            FIRST[j] = np.int64(P32[M2 + j]) if P32[M2 + j] != NONE32 else NO_STEP
-            ATT[j] = np.int64(P32[M3 + j])
-            WA[j] = np.int64(P32[M4 + j]) | (np.int64(P32[M5 + j]) << 32)
-            WB[j] = np.int64(P32[M6 + j]) | (np.int64(P32[M7 + j]) << 32)
-            KEYS[j] = np.int64(P32[M8 + j]) if P32[M8 + j] != U(0) else np.int64(-1)
-
-
 @njit(**{**INNER, "error_model": "numpy"})
 def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KEYS):
     """Passes over lanes 0 .. width - 1 (one action in every lane still playing each)
     until none plays or after ``limit`` passes: (passes played, 1 if some lane still
-    plays).  The rows as in ``play_block``; played on their 32-bit form (``_passes32``)."""
-    width = np.uint64(width)
-    m = np.uint64(n) * ULANES
-    S32 = np.empty(S_ROWS * LANES, dtype=np.uint32)
-    P32 = np.empty(np.uint64(N32) * m, dtype=np.uint32)
-    M1, M2, M3, M4 = m, m + m, m + m + m, np.uint64(4) * m
-    M5, M6, M7, M8 = M4 + m, M4 + M2, M4 + M3, M4 + M4
-    _narrow(n, width, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, S32, P32)
-    W32 = np.empty((2 * LANE_WORDS + 1) * LANES, dtype=np.uint32)
-    low = np.uint64(0xFFFFFFFF)
-    for w in range(LANE_WORDS):
-        src = np.uint64(w) * ULANES
-        lo_row = np.uint64(2 * w) * ULANES
-        hi_row = lo_row + ULANES
-        for b in range(width):
-            x = WD[src + b]
-            W32[lo_row + b] = U(x & low)
-            W32[hi_row + b] = U(x >> np.uint64(32))
-    last = np.uint64(2 * LANE_WORDS) * ULANES
-    for b in range(width):
-        W32[last + b] = U(0)
-    passes, left = _passes32(
-        n, order, width, limit, C, TT, W32, S32,
-        P32[:M1], P32[M1:M2], P32[M2:M3], P32[M3:M4], P32[M4:M5], P32[M5:M6], P32[M6:M7],
-        P32[M7:M8], P32[M8:],
-    )  # fmt: skip
-    _widen(n, width, S, POOL, FIRST, ATT, WA, WB, KEYS, S32, P32)
-    for w in range(LANE_WORDS):
-        dst = np.uint64(w) * ULANES
-        lo_row = np.uint64(2 * w) * ULANES
-        hi_row = lo_row + ULANES
-        for b in range(width):
-            WD[dst + b] = np.uint64(W32[lo_row + b]) | (np.uint64(W32[hi_row + b]) << np.uint64(32))
-    return passes, left
-
-
-@njit(**{**INNER, "error_model": "numpy"})
-def _passes32(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS):
-    """``play_passes`` on the 32-bit rows: keys 0 where the 64-bit rows have -1, pools
-    of 5-bit face fields, the count words in halves (``WA``/``WA2``: bits 0-31 / 32-63
-    of lanes.py's ``WA``, the same for ``WB``), -1 as NONE32."""
+    plays).  The rows as in ``play_block``."""
     OK, POS, STEP, BEST, ACT, CONT, CLS, AUX = ROW0, ROW1, ROW2, ROW3, ROW4, ROW5, ROW6, ROW7
     SHR, MR, SEL = ROW8, ROW9, ROW10  # the actor's attack share, target count, pool/die
     un = np.uint64(n)
-    one = U(1)
-    zero = U(0)
+    width = np.uint64(width)
     passes = 0
     while True:
-        playing = zero
+        playing = np.int64(0)
         for b in range(width):
-            playing |= U(S[BEST + b] != zero)
-        if playing == zero:
+            playing |= np.int64(S[BEST + b] >= 0)
+        if playing == 0:
             return passes, 0
         if passes == limit:
             return passes, 1
@@ -621,43 +440,44 @@ def _passes32(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WA
         # R3: the best key's combatant; T3 where its full pool has a twin (and no chain
         # goes on): the r-th of the tied class in scenario order, r = below(ties)
         for b in range(width):
-            S[CLS + b] = U(S[BEST + b] >> U(K_RANK))
-            S[AUX + b] = zero
+            S[CLS + b] = S[BEST + b] >> K_RANK
+            S[AUX + b] = 0
         for i in range(un):
             row = i * ULANES
             for b in range(width):
-                S[AUX + b] = U(S[AUX + b] + U(U(KEYS[row + b] >> U(K_RANK)) == S[CLS + b]))
+                S[AUX + b] += np.int64((KEYS[row + b] >> K_RANK) == S[CLS + b])
         for b in range(width):
             best = S[BEST + b]
             ties = S[AUX + b]
             cont = S[CONT + b]
-            need = U(
-                U(U(best >> U(K_TWIN)) & one) & U(ties > one) & U(cont == zero) & U(best != zero)
+            need = (
+                ((best >> K_TWIN) & 1)
+                & np.int64(ties > 1)
+                & np.int64(cont == 0)
+                & np.int64(best >= 0)
             )
-            # the lane's next bytes are the low bytes of its first word
-            tl = _limit32(ties)
+            # the lane's next bytes are the low bytes of its first word (``_shift``)
+            tl = _limit(ties)
             lo = WD[b]
-            x = U(lo & U(255))
-            again = U(need & U(x >= tl))  # rejected: the next byte
-            x = U(U(lo >> U(8)) & U(255)) if again != zero else x
-            p = U(S[POS + b] + again)
-            S[OK + b] = U(S[OK + b] & U(U(one - need) | U(U(x < tl) & U(p < U(LANE_BYTES)))))
-            S[POS + b] = U(p + need)
-            S[OFF + b] = U(again + need)  # bytes used this pass
-            r = _below32(x, ties)
-            S[AUX + b] = r if need != zero else NONE32  # the tie wanted, NONE32 if none
-            first = U(U(7) - U(best & U(7))) if best != zero else zero
-            S[ACT + b] = U(cont - one) if cont != zero else first
-        # the actor (the tie drawn) and its attack word (lane_tables' C[5] without its
-        # reciprocal)
+            x = np.int64(lo & np.uint64(255))
+            again = need & np.int64(x >= tl)  # rejected: the next byte
+            x = np.int64((lo >> np.uint64(8)) & np.uint64(255)) if again != 0 else x
+            p = S[POS + b] + again
+            S[OK + b] &= ~need | np.int64((x < tl) & (p < LANE_BYTES))
+            S[POS + b] = p + need
+            S[OFF + b] = again + need  # bytes used this pass
+            r = _below_small(x, ties)
+            S[AUX + b] = r if need != 0 else np.int64(-1)  # the tie wanted, -1 if none
+            S[ACT + b] = (cont - 1) if cont != 0 else (7 - (best & 7))
+        # the actor (the tie drawn) and its attack word (lane_tables' C[5])
         for i in range(un):
             row = i * ULANES
-            me = U(i)
-            word = U(C[5, i] & WORD32)
+            me = np.int64(i)
+            word = C[5, i]
             for b in range(width):
-                tied = U(U(KEYS[row + b] >> U(K_RANK)) == S[CLS + b])
-                chosen = (tied & U(S[AUX + b] == zero)) != zero
-                S[AUX + b] = U(S[AUX + b] - tied)
+                tied = np.int64((KEYS[row + b] >> K_RANK) == S[CLS + b])
+                chosen = (tied & np.int64(S[AUX + b] == 0)) != 0
+                S[AUX + b] -= tied
                 acts = chosen | (S[ACT + b] == me)
                 S[ACT + b] = me if acts else S[ACT + b]
                 S[MR + b] = word if acts else S[MR + b]
@@ -666,117 +486,102 @@ def _passes32(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WA
         # target, if it attacks
         for b in range(width):
             best = S[BEST + b]
-            live = U(best != zero)  # 1 if the lane still plays
+            live = np.int64(best >> 63) + 1  # 1 if the lane still plays
             c = S[ACT + b]
-            a = U(U(S[SEL + b] if S[CONT + b] != zero else U(best >> U(K_V))) * live)
+            a = (S[SEL + b] if S[CONT + b] != 0 else best >> K_V) * live
             S[SEL + b] = a
             word = S[MR + b]
-            shares = U(U(word & one) * live)
+            shares = (word & 1) * live
             # the target: below(count) (for a power of two count the same byte & mask)
-            m = U(U(word >> one) & U(15))
-            drawn = U(shares & U(m > one))
-            tl = U(U(word >> U(8)) & U(511))
-            lo = U(WD[b] >> U(U(S[OFF + b] << U(3)) & U(31)))  # (at most 2 bytes used)
-            x = U(lo & U(255))
-            again = U(drawn & U(x >= tl))
-            x = U(U(lo >> U(8)) & U(255)) if again != zero else x
-            p = U(S[POS + b] + again)
-            S[OK + b] = U(S[OK + b] & U(U(one - drawn) | U(U(x < tl) & U(p < U(LANE_BYTES)))))
-            S[POS + b] = U(p + drawn)
-            S[OFF + b] = U(S[OFF + b] + U(again + drawn))
-            r = U(_below32(x, m) * drawn)
-            S[CLS + b] = U(U(U(c & U(7)) * U(MAX_LANE_COMBATANTS)) + U(r & U(7)))
+            m = (word >> 1) & 15
+            drawn = shares & np.int64(m > 1)
+            tl = (word >> 8) & 511
+            lo = WD[b] >> np.uint64(8 * S[OFF + b])  # (at most 2 bytes used: in the word)
+            x = np.int64(lo & np.uint64(255))
+            again = drawn & np.int64(x >= tl)
+            x = np.int64((lo >> np.uint64(8)) & np.uint64(255)) if again != 0 else x
+            p = S[POS + b] + again
+            S[OK + b] &= ~drawn | np.int64((x < tl) & (p < LANE_BYTES))
+            S[POS + b] = p + drawn
+            S[OFF + b] += again + drawn
+            r = (x - ((x * (word >> 20)) >> 32) * m) * drawn
+            # the target list's entry r, looked up below (a gather would keep this loop
+            # from vectorising)
+            S[CLS + b] = np.int64(
+                (np.uint64(c) & np.uint64(7)) * np.uint64(MAX_LANE_COMBATANTS)
+            ) + (r & 7)
             S[SHR + b] = shares
         for b in range(width):
-            S[MR + b] = U(TT[S[CLS + b]])
+            S[MR + b] = TT[S[CLS + b]]
         for b in range(width):
-            live = S[BEST + b] != zero
-            # who acts (NONE32: nobody, the round is over), whom it attacks (NONE32:
-            # nobody), what it spends (one die of value a, as a pool) and adds to its counts
+            live = np.int64(S[BEST + b] >> 63) + 1
+            # who acts (-1: nobody, the round is over), whom it attacks (-1: nobody), what
+            # it spends (one die of value a, as a pool) and adds to its counts
             a = S[SEL + b]
             shares = S[SHR + b]
             step = S[STEP + b]
-            S[CLS + b] = S[ACT + b] if live else NONE32
-            S[MR + b] = S[MR + b] if shares != zero else NONE32
-            spend = U(one << U(U(U(a * U(FIELD32)) - U(FIELD32)) & U(31)))
-            S[SPD + b] = spend if a > zero else zero
-            S[SHR + b] = U(
-                U(one << U(A_ACTIONS)) + U(U(step == zero) << U(A_FIRST)) + U(shares << U(A_MADE))
+            S[CLS + b] = S[ACT + b] if live != 0 else np.int64(-1)
+            S[MR + b] = S[MR + b] if shares != 0 else np.int64(-1)
+            S[SPD + b] = (np.int64(1) << (FIELD * (a - 1))) if a > 0 else np.int64(0)
+            S[SHR + b] = (
+                (np.int64(1) << A_ACTIONS) + (np.int64(step == 0) << A_FIRST) + (shares << A_MADE)
             )
-            S[BEST + b] = zero
-            S[AUX + b] = zero  # someone responded (a chain ends)
+            S[BEST + b] = -1
+            S[AUX + b] = 0  # someone responded (a chain ends)
         # the actor's counts and spend, then R7: the target answers from its dice
         # before any response; each combatant's new R3 key, the best of them
         for i in range(un):
             row = i * ULANES
-            me = U(i)
-            able = U(C[3, i])
-            hasty_limit = U(C[4, i]) if C[4, i] >= 0 else zero  # NEVER_HASTY: no scale
+            me = np.int64(i)
+            able = C[3, i]
+            hasty_limit = C[4, i]
             for b in range(width):
                 a = S[SEL + b]
                 step = S[STEP + b]
-                acts = U(S[CLS + b] == me)
-                hit_me = U(S[MR + b] == me)
-                macts = U(zero - acts)
-                mhit = U(zero - hit_me)
-                pool = U(POOL[row + b] - U(S[SPD + b] & macts))
+                acts = np.int64(S[CLS + b] == me)
+                hit_me = np.int64(S[MR + b] == me)
+                pool = POOL[row + b] - (S[SPD + b] & -acts)
                 first0 = FIRST[row + b]
-                first = step if (acts != zero) & (step < first0) else first0
-                wa = U(WA[row + b] + U(S[SHR + b] & macts))
-                die = _top32(pool)
-                can = U(able & U(pool != zero))
-                normal = U(can & U(die >= a))
-                hasty = U(U(can & U(one - normal)) & U(U(a - die) <= hasty_limit))
-                own = U(U(normal | hasty) & hit_me)
-                hasty = U(hasty & hit_me)
-                early = U(U((ATT[row + b] == zero) & (first == NONE32)) & hit_me)
-                ATT[row + b] = U(ATT[row + b] | hit_me)
-                spent = U(own << U(U(U(die * U(FIELD32)) - U(FIELD32)) & U(31)))
-                pool = U(pool - (spent if die > zero else zero))
-                outcome = U(2) if hasty != zero else normal
-                scale = U(a - die) if a > U(die + one) else one
-                # WA: actions, first, made, early | WA2: defenses, undefended, defended,
-                # hasty_only; WB: hasty_ge.1-4 | WB2: hasty_ge.5, hits (8-bit fields)
-                WA[row + b] = U(wa + U(U(early << U(A_EARLY)) & mhit))
-                WA2[row + b] = U(
-                    WA2[row + b]
-                    + U(U(own + U(one << U(U(A_OUTCOME - 32) + U(outcome << U(3))))) & mhit)
+                first = step if (acts != 0) & (step < first0) else first0
+                wa = WA[row + b] + (S[SHR + b] & -acts)
+                die = _top(pool)
+                can = able & np.int64(pool != 0)
+                normal = can & np.int64(die >= a)
+                hasty = can & (1 - normal) & np.int64(a - die <= hasty_limit)
+                own = (normal | hasty) & hit_me
+                hasty &= hit_me
+                early = np.int64((ATT[row + b] == 0) & (first == NO_STEP)) & hit_me
+                ATT[row + b] |= hit_me
+                pool -= (own << (FIELD * (die - 1))) if die > 0 else np.int64(0)
+                outcome = np.int64(2) if hasty != 0 else normal
+                scale = (a - die) if a - die > 1 else np.int64(1)
+                WA[row + b] = wa + (
+                    (
+                        (early << A_EARLY)
+                        + (own << A_DEFENSES)
+                        + (np.int64(1) << (A_OUTCOME + 8 * outcome))
+                    )
+                    & -hit_me
                 )
-                low = U(hasty << U(U(U(scale << U(3)) - U(8)) & U(31)))
-                WB[row + b] = U(WB[row + b] + (low if scale < U(5) else zero))
-                WB2[row + b] = U(
-                    WB2[row + b]
-                    + U(hasty & U(scale == U(5)))
-                    + U(U(hit_me & U(one - normal)) << U(B_HITS - 32))
-                )
-                S[AUX + b] = U(S[AUX + b] | own)
+                WB[row + b] += (hasty << (8 * (scale - 1))) + ((hit_me & (1 - normal)) << B_HITS)
+                S[AUX + b] |= own
                 POOL[row + b] = pool
                 FIRST[row + b] = first
-                k = _key32(pool, RK[row + b])
+                k = _key(pool, RK[row + b])
                 KEYS[row + b] = k
-                S[BEST + b] = _larger32(S[BEST + b], k)
+                S[BEST + b] = _larger(S[BEST + b], k)
                 # a chain may go on: the actor's next die has the value a (its new key's)
-                goes = (acts != zero) & (U(k >> U(K_V)) == a)
-                S[ACT + b] = U(me + one) if goes else (zero if acts != zero else S[ACT + b])
+                goes = (acts != 0) & ((k >> K_V) == a)
+                S[ACT + b] = (me + 1) if goes else (np.int64(0) if acts != 0 else S[ACT + b])
         # R3 (chain orders): the actor goes on with its next die of value a unless a
         # response broke the run ("chain"), or always ("chain_unbroken")
-        unbroken = U(order == ORDER_CHAIN_UNBROKEN)
-        chained = U(order != ORDER_DYNAMIC)
+        unbroken = np.int64(order == ORDER_CHAIN_UNBROKEN)
+        chained = np.int64(order != ORDER_DYNAMIC)
         for b in range(width):
-            keep = U(chained & U(unbroken | U(S[AUX + b] == zero)))
-            S[CONT + b] = U(S[ACT + b] * keep)
-            S[STEP + b] = U(S[STEP + b] + U(S[CLS + b] != NONE32))
-        # the bytes used this pass out (at most 4: 32 bits), word by word
-        for w in range(2 * LANE_WORDS):
-            row = np.uint64(w) * ULANES
-            nxt = row + ULANES
-            for b in range(width):
-                sh = U(U(S[OFF + b] << U(3)) & U(31))
-                up = U(U(31) - sh)
-                x = WD[row + b]
-                y = WD[nxt + b]
-                moved = U(U(x >> sh) | U(U(y << one) << up))
-                WD[row + b] = y if S[OFF + b] == U(4) else moved
+            keep = chained & (unbroken | np.int64(S[AUX + b] == 0))
+            S[CONT + b] = S[ACT + b] * keep
+            S[STEP + b] += np.int64(S[CLS + b] >= 0)
+            _shift(WD, b, np.uint64(8 * S[OFF + b]))  # the bytes used this pass out
 
 
 @njit(**INNER)
