@@ -36,9 +36,10 @@ plays one action in every lane still playing (R3's choice from keys computed fro
 pools, T3's draw where the best key has a twin, R4's spend, R7's target draw and
 response).  After ``FIRST_PASSES`` passes the rounds still playing are moved to the
 front of the block and played alone until no die is left.  The counts of a combatant
-are two packed words of 8-bit fields per lane (``WORD_A``, ``WORD_B``), unpacked into
-the kernel's counts array ``Y``: the same rows ``play_round`` writes (the flush derives
-the rest).
+are two packed words of 8-bit fields per lane (``WORD_A``, ``WORD_B``): the same counts
+``play_round`` writes.  lanes_run.py flushes a whole block straight from these words
+(lanes_flush.py); ``play_block`` (benchmarks, tests) unpacks them into the kernel's
+counts array ``Y`` instead (``write_counts``; the flush derives the rest).
 """
 
 from __future__ import annotations
