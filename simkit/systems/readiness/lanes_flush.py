@@ -425,36 +425,39 @@ def flush_block(n, WA, WB, FIRST, V, plan, s1, s2, sl, sx, tot, AB):
 # inlined by numba into its caller, as ``lanes.play_block`` is (docs/performance.md)
 @njit(**{**INNER, "error_model": "numpy"}, inline="always")
 def play_block_packed(
-    key, r0, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, SA, SB, SF
+    key, r0, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS,
+    SA, SB, SF,
 ):  # fmt: skip
     """``lanes.play_block`` leaving the block's packed counts and first steps in ``SA``,
     ``SB``, ``SF`` [n, LANES] (every lane in its own place: the rounds played alone after
     ``lanes.compact`` put back into theirs) instead of the counts array; ``S``'s row OKS
     as there.  Returns the passes played."""
-    lanes.start_block(key, r0, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS)
+    lanes.start_block(key, r0, n, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS)
     passes, left = lanes.play_passes(
-        n, order, ULANES, lanes.FIRST_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KEYS
-    )
+        n, order, ULANES, lanes.FIRST_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WA2,
+        WB, WB2, KEYS,
+    )  # fmt: skip
     for m in range(np.uint64(n) * ULANES):
-        SA[m] = WA[m]
-        SB[m] = WB[m]
-        SF[m] = FIRST[m]
+        SA[m] = lanes.word64(WA[m], WA2[m])
+        SB[m] = lanes.word64(WB[m], WB2[m])
+        SF[m] = lanes.first64(FIRST[m])
     for b in range(ULANES):
         S[lanes.OKS + b] = S[lanes.ROW0 + b]
     if left == 0:
         return passes
-    m, width = lanes.compact(n, S, WD, POOL, RK, FIRST, ATT, WA, WB, KEYS)
+    m, width = lanes.compact(n, S, WD, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS)
     more, _ = lanes.play_passes(
-        n, order, width, lanes.MAX_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KEYS
-    )
+        n, order, width, lanes.MAX_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WA2, WB,
+        WB2, KEYS,
+    )  # fmt: skip
     for j in range(m):
         b = np.uint64(S[lanes.ORIG + j])
         S[lanes.OKS + b] = S[lanes.ROW0 + j]
         for i in range(np.uint64(n)):
             row = i * ULANES
-            SA[row + b] = WA[row + j]
-            SB[row + b] = WB[row + j]
-            SF[row + b] = FIRST[row + j]
+            SA[row + b] = lanes.word64(WA[row + j], WA2[row + j])
+            SB[row + b] = lanes.word64(WB[row + j], WB2[row + j])
+            SF[row + b] = lanes.first64(FIRST[row + j])
     return passes + more
 
 

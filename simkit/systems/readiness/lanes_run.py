@@ -29,7 +29,8 @@ LANES = lanes.LANES
 @njit(**JIT)
 def run_rounds_lanes(
     key, first, n_rounds, P, T, GL, CS, W, G, KT, Y, F, L, EV, st, plan, s1, s2, sl, sx, tot, AB,
-    FT, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, SA, SB, SF, V, packed,
+    FT, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS, SA, SB, SF, V,
+    packed,
 ):  # fmt: skip
     """``kernel.run_rounds_plain`` with blocks of LANES rounds played side by side
     (``packed``: ``lanes_flush.flush_plan``; ``V`` its words' scratch)."""
@@ -49,8 +50,9 @@ def run_rounds_lanes(
         nb = min(LANES, end - r)
         if nb == LANES:
             lanes_flush.play_block_packed(
-                key, r, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, SA, SB, SF
-            )
+                key, r, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
+                KEYS, SA, SB, SF,
+            )  # fmt: skip
         # the scalar player (one call site: a copy of it compiled, not two): every round
         # of a last block of fewer rounds, and a round that outran its lane's bytes
         for b in range(nb):
@@ -100,9 +102,11 @@ def run_chunk_lanes(
             C,
             TT,
             np.zeros(lanes.LANE_WORDS * LANES, dtype=np.uint64),
+            np.zeros(lanes.W_ROWS * LANES, dtype=np.uint32),
             np.zeros(lanes.LANE_BYTES * LANES, dtype=np.uint8),
-            np.zeros(lanes.S_ROWS * LANES, dtype=np.int64),
-            *(np.zeros(per, dtype=np.int64) for _ in range(10)),  # POOL .. KEYS, SA, SB, SF
+            np.zeros(lanes.S_ROWS * LANES, dtype=np.uint32),
+            *(np.zeros(per, dtype=np.uint32) for _ in range(9)),  # POOL .. KEYS
+            *(np.zeros(per, dtype=np.int64) for _ in range(3)),  # SA, SB, SF
             np.zeros(lanes_flush.scratch_size(packed), dtype=np.int64),
             packed,
         )
