@@ -57,13 +57,13 @@ def blocks(key, rounds, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, W
 
 @njit
 def packed_blocks(key, rounds, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2,
-                  WB, WB2, KEYS, SA, SB, SF):  # fmt: skip
+                  WB, WB2, KEYS, SA, SA2, SB, SB2, SF):  # fmt: skip
     """``lanes_flush.play_block_packed`` over ``rounds`` rounds (whole blocks)."""
     passes = 0
     for r0 in range(0, rounds - lanes.LANES + 1, lanes.LANES):
         passes += lanes_flush.play_block_packed(
             key, r0, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
-            KEYS, SA, SB, SF,
+            KEYS, SA, SA2, SB, SB2, SF,
         )  # fmt: skip
     return passes
 
@@ -80,10 +80,10 @@ def y_flushes(rounds, n, WA, WA2, WB, WB2, FIRST, CS, Y, F, FT, L, lb, plan, sum
 
 
 @njit
-def packed_flushes(rounds, n, WA, WB, FIRST, V, packed, s1, s2, sl, sx, tot, AB):
+def packed_flushes(rounds, n, WA, WA2, WB, WB2, FIRST, V, packed, s1, s2, sl, sx, tot, AB):
     """The same block flushed by ``lanes_flush.flush_block``, once per block of ``rounds``."""
     for _ in range(0, rounds - lanes.LANES + 1, lanes.LANES):
-        lanes_flush.flush_block(n, WA, WB, FIRST, V, packed, s1, s2, sl, sx, tot, AB)
+        lanes_flush.flush_block(n, WA, WA2, WB, WB2, FIRST, V, packed, s1, s2, sl, sx, tot, AB)
 
 
 @njit
@@ -142,25 +142,15 @@ def main() -> None:
     def start() -> None:
         starts(key4, args.rounds, n, C, *work[:-3])
 
-    saved = tuple(np.zeros(per, dtype=np.int64) for _ in range(3))
+    saved = tuple(np.zeros(per, dtype=np.uint32) for _ in range(5))
 
     def packed_block() -> None:
         packed_blocks(key4, args.rounds, n, order, C, TT, *work[:-3], *saved)
 
     packed_block()  # a block's packed counts, every lane played: what the flushes flush
-    # the same counts as the lanes' 32-bit halves (``lanes.write_counts`` reads those)
-    low = np.int64(0xFFFFFFFF)
-    SA, SB, SF = saved
-    halves = (
-        (SA & low).astype(np.uint32),
-        (SA >> 32).astype(np.uint32),
-        (SB & low).astype(np.uint32),
-        (SB >> 32).astype(np.uint32),
-        np.where(SF == lanes.NO_STEP, lanes.NONE32, SF).astype(np.uint32),
-    )
     plan = compiled.plan
     packed = lanes_flush.flush_plan(compiled)
-    V = np.zeros(lanes_flush.scratch_size(packed), dtype=np.int64)
+    V = np.zeros(lanes_flush.scratch_size(packed), dtype=np.uint32)
     y_sums, p_sums = job.layout.new_sums(), job.layout.new_sums()
     AB = (np.zeros((2, n, n), dtype=np.int64), np.zeros((2, n, n), dtype=np.int64))
     ACC = np.zeros(n * n, dtype=np.int16)
@@ -171,7 +161,7 @@ def main() -> None:
     def y_flush() -> None:
         s = y_sums
         y_flushes(
-            args.rounds, n, *halves, work[-3], work[-2], work[-1], FT, L, lb, plan,
+            args.rounds, n, *saved, work[-3], work[-2], work[-1], FT, L, lb, plan,
             (s.s1, s.s2, s.sl, s.sx, s.tot, AB[0], ACC),
         )  # fmt: skip
 
