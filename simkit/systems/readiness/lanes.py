@@ -36,10 +36,16 @@ plays one action in every lane still playing (R3's choice from keys computed fro
 pools, T3's draw where the best key has a twin, R4's spend, R7's target draw and
 response).  After ``FIRST_PASSES`` passes the rounds still playing are moved to the
 front of the block and played alone until no die is left.  The counts of a combatant
-are two packed words of 8-bit fields per lane (``WORD_A``, ``WORD_B``): the same counts
-``play_round`` writes.  lanes_run.py flushes a whole block straight from these words
-(lanes_flush.py); ``play_block`` (benchmarks, tests) unpacks them into the kernel's
-counts array ``Y`` instead (``write_counts``; the flush derives the rest).
+are two packed words of 8-bit fields per lane (``WORD_A``, ``WORD_B``), each held as two
+32-bit halves: the same counts ``play_round`` writes.  lanes_run.py flushes a whole
+block straight from these words (lanes_flush.py); ``play_block`` (benchmarks, tests)
+unpacks them into the kernel's counts array ``Y`` instead (``write_counts``; the flush
+derives the rest).
+
+The state is 32-bit from ``start_block`` to the flush (uint32 rows: pools in 5-bit face
+fields, keys 0 for none, the stream words as eight 32-bit words, NONE32 for nobody and
+no first step), so that LLVM runs every loop of a pass on 32-bit vector lanes: 16
+rounds an AVX-512 instruction instead of 8 (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -96,10 +102,6 @@ LANE_WORDS = 4  # stream outputs a lane holds: 32 byte draws
 )
 S_ROWS = 15
 FIRST_PASSES = np.int64(7)  # passes over the whole block; then the rounds still playing alone
-# stream.below's reciprocals ceil(2**32 / t) of the small counts (``_below_small``)
-R1, R2, R3, R4, R5, R6, R7, R8 = (
-    int(RECIPROCAL[k]) for k in range(1, 9)
-)  # rows of the per-lane scalars ``S``
 LANE_BYTES = 8 * LANE_WORDS
 MAX_LANE_COMBATANTS = 8
 MAX_LANE_DICE = 24  # dice a round: more would outrun the lane's bytes too often
@@ -148,7 +150,6 @@ B_HITS = 40
 # R3 keys in a lane: (v, T1 count of v, T2 rank, twin flag, 7 - i), the order of
 # rules.key_of's keys
 K_V, K_COUNT, K_RANK, K_TWIN = 15, 7, 4, 3
-FIELD = 8  # a pool as in rules.py: the count of face f in bits 8(f-1) .. 8f-1
 
 
 def why_not_lanes(p: np.ndarray, batch: int, never: frozenset[str], fights: bool) -> str | None:
