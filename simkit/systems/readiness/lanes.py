@@ -632,17 +632,30 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             keep = U(chained & U(unbroken | U(S[AUX + b] == zero)))
             S[CONT + b] = U(S[ACT + b] * keep)
             S[STEP + b] = U(S[STEP + b] + U(S[CLS + b] != NONE32))
-        # the bytes used this pass out (at most 4: 32 bits), word by word
-        for w in range(2 * LANE_WORDS):
-            row = np.uint64(w) * ULANES
-            nxt = row + ULANES
-            for b in range(width):
-                sh = U(U(S[OFF + b] << U(3)) & U(31))
-                up = U(U(31) - sh)
-                x = WD[row + b]
-                y = WD[nxt + b]
-                moved = U(U(x >> sh) | U(U(y << one) << up))
-                WD[row + b] = y if S[OFF + b] == U(4) else moved
+        # the bytes used this pass out (at most 4: 32 bits; (y << 1) << (31 - sh) is
+        # y << (32 - sh), 0 for sh = 0), every word in one loop (a loop a word, 8 of them,
+        # doubles the LLVM IR of the function: a slower cold compile)
+        for b in range(width):
+            whole = S[OFF + b] == U(4)
+            sh = U(U(S[OFF + b] << U(3)) & U(31))
+            up = U(U(31) - sh)
+            x0 = WD[b]
+            x1 = WD[ROW1 + b]
+            x2 = WD[ROW2 + b]
+            x3 = WD[ROW3 + b]
+            x4 = WD[ROW4 + b]
+            x5 = WD[ROW5 + b]
+            x6 = WD[ROW6 + b]
+            x7 = WD[ROW7 + b]
+            x8 = WD[ROW8 + b]  # zeros
+            WD[b] = x1 if whole else U(U(x0 >> sh) | U(U(x1 << one) << up))
+            WD[ROW1 + b] = x2 if whole else U(U(x1 >> sh) | U(U(x2 << one) << up))
+            WD[ROW2 + b] = x3 if whole else U(U(x2 >> sh) | U(U(x3 << one) << up))
+            WD[ROW3 + b] = x4 if whole else U(U(x3 >> sh) | U(U(x4 << one) << up))
+            WD[ROW4 + b] = x5 if whole else U(U(x4 >> sh) | U(U(x5 << one) << up))
+            WD[ROW5 + b] = x6 if whole else U(U(x5 >> sh) | U(U(x6 << one) << up))
+            WD[ROW6 + b] = x7 if whole else U(U(x6 >> sh) | U(U(x7 << one) << up))
+            WD[ROW7 + b] = x8 if whole else U(U(x7 >> sh) | U(U(x8 << one) << up))
 
 
 @njit(**INNER)
