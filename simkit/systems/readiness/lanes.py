@@ -475,19 +475,18 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
     zero = U(0)
     passes = 0
     while True:
+        # R3: the best key's combatant; T3 where its full pool has a twin (and no chain
+        # goes on): the r-th of the tied class in scenario order, r = below(ties)
         playing = zero
         for b in range(width):
             playing |= U(S[BEST + b] != zero)
+            S[CLS + b] = U(S[BEST + b] >> U(K_RANK))  # (scratch rows: unread after return)
+            S[AUX + b] = zero
         if playing == zero:
             return passes, 0
         if passes == limit:
             return passes, 1
         passes += 1
-        # R3: the best key's combatant; T3 where its full pool has a twin (and no chain
-        # goes on): the r-th of the tied class in scenario order, r = below(ties)
-        for b in range(width):
-            S[CLS + b] = U(S[BEST + b] >> U(K_RANK))
-            S[AUX + b] = zero
         for i in range(un):
             row = i * ULANES
             for b in range(width):
@@ -633,10 +632,9 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             keep = U(chained & U(unbroken | U(S[AUX + b] == zero)))
             S[CONT + b] = U(S[ACT + b] * keep)
             S[STEP + b] = U(S[STEP + b] + U(S[CLS + b] != NONE32))
-        # the bytes used this pass out (at most 4: 32 bits; (y << 1) << (31 - sh) is
-        # y << (32 - sh), 0 for sh = 0), every word in one loop (a loop a word, 8 of them,
-        # doubles the LLVM IR of the function: a slower cold compile)
-        for b in range(width):
+            # the bytes used this pass out (at most 4: 32 bits; (y << 1) << (31 - sh) is
+            # y << (32 - sh), 0 for sh = 0), every word in this loop (a loop a word, 8 of
+            # them, doubled the LLVM IR of the function: a slower cold compile)
             whole = S[OFF + b] == U(4)
             sh = U(U(S[OFF + b] << U(3)) & U(31))
             up = U(U(31) - sh)
