@@ -43,51 +43,56 @@ HERE = Path(__file__).resolve().parent
 
 
 @njit
-def blocks(key, rounds, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, CS, Y, F):
+def blocks(key, rounds, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
+           KEYS, CS, Y, F):  # fmt: skip
     """``lanes.play_block`` over ``rounds`` rounds (whole blocks): the passes played."""
     passes = 0
     for r0 in range(0, rounds - lanes.LANES + 1, lanes.LANES):
         passes += lanes.play_block(
-            key, r0, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, CS, Y, F
-        )
+            key, r0, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
+            KEYS, CS, Y, F,
+        )  # fmt: skip
     return passes
 
 
 @njit
-def packed_blocks(key, rounds, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS,
-                  SA, SB, SF):  # fmt: skip
+def packed_blocks(key, rounds, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2,
+                  WB, WB2, KEYS, SA, SA2, SB, SB2, SF):  # fmt: skip
     """``lanes_flush.play_block_packed`` over ``rounds`` rounds (whole blocks)."""
     passes = 0
     for r0 in range(0, rounds - lanes.LANES + 1, lanes.LANES):
         passes += lanes_flush.play_block_packed(
-            key, r0, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, SA, SB, SF
-        )
+            key, r0, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
+            KEYS, SA, SA2, SB, SB2, SF,
+        )  # fmt: skip
     return passes
 
 
 @njit
-def y_flushes(rounds, n, WA, WB, FIRST, CS, Y, F, FT, L, lb, plan, sums):
+def y_flushes(rounds, n, WA, WA2, WB, WB2, FIRST, CS, Y, F, FT, L, lb, plan, sums):
     """One block's packed counts written into ``Y`` and flushed by ``counts.flush_single``,
     once per block of ``rounds``."""
     for _ in range(0, rounds - lanes.LANES + 1, lanes.LANES):
-        lanes.write_counts(n, CS, Y, F, WA, WB, FIRST)
+        lanes.write_counts(n, CS, Y, F, WA, WA2, WB, WB2, FIRST)
         for b in range(lanes.LANES):
             L[b] = 1
         counts.flush_single(Y, F, FT, L, lanes.LANES, lb, CS, plan, sums)
 
 
 @njit
-def packed_flushes(rounds, n, WA, WB, FIRST, V, packed, s1, s2, sl, sx, tot, AB):
+def packed_flushes(rounds, n, WA, WA2, WB, WB2, FIRST, V, packed, s1, s2, sl, sx, tot, AB):
     """The same block flushed by ``lanes_flush.flush_block``, once per block of ``rounds``."""
     for _ in range(0, rounds - lanes.LANES + 1, lanes.LANES):
-        lanes_flush.flush_block(n, WA, WB, FIRST, V, packed, s1, s2, sl, sx, tot, AB)
+        lanes_flush.flush_block(n, WA, WA2, WB, WB2, FIRST, V, packed, s1, s2, sl, sx, tot, AB)
 
 
 @njit
-def starts(key, rounds, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS):
+def starts(key, rounds, n, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS):
     """``lanes.start_block`` over ``rounds`` rounds: streams, dice, ranks and keys."""
     for r0 in range(0, rounds - lanes.LANES + 1, lanes.LANES):
-        lanes.start_block(key, r0, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS)
+        lanes.start_block(
+            key, r0, n, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS
+        )  # fmt: skip
 
 
 def main() -> None:
@@ -110,9 +115,10 @@ def main() -> None:
     per = n * lanes.LANES
     work = (
         np.zeros(lanes.LANE_WORDS * lanes.LANES, dtype=np.uint64),
+        np.zeros(lanes.W_ROWS * lanes.LANES, dtype=np.uint32),
         np.zeros(lanes.LANE_BYTES * lanes.LANES, dtype=np.uint8),
-        np.zeros(lanes.S_ROWS * lanes.LANES, dtype=np.int64),
-        *(np.zeros(per, dtype=np.int64) for _ in range(7)),
+        np.zeros(lanes.S_ROWS * lanes.LANES, dtype=np.uint32),
+        *(np.zeros(per, dtype=np.uint32) for _ in range(9)),
         compiled.count_table << np.uint64(compiled.batch.bit_length() - 1),
         np.zeros(compiled.rows * compiled.batch, dtype=kernel.COUNT_DTYPE),
         np.zeros((n, compiled.batch), dtype=np.int64),
@@ -136,7 +142,7 @@ def main() -> None:
     def start() -> None:
         starts(key4, args.rounds, n, C, *work[:-3])
 
-    saved = tuple(np.zeros(per, dtype=np.int64) for _ in range(3))
+    saved = tuple(np.zeros(per, dtype=np.uint32) for _ in range(5))
 
     def packed_block() -> None:
         packed_blocks(key4, args.rounds, n, order, C, TT, *work[:-3], *saved)
@@ -144,7 +150,7 @@ def main() -> None:
     packed_block()  # a block's packed counts, every lane played: what the flushes flush
     plan = compiled.plan
     packed = lanes_flush.flush_plan(compiled)
-    V = np.zeros(lanes_flush.scratch_size(packed), dtype=np.int64)
+    V = np.zeros(lanes_flush.scratch_size(packed), dtype=np.uint32)
     y_sums, p_sums = job.layout.new_sums(), job.layout.new_sums()
     AB = (np.zeros((2, n, n), dtype=np.int64), np.zeros((2, n, n), dtype=np.int64))
     ACC = np.zeros(n * n, dtype=np.int16)

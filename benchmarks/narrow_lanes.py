@@ -5,7 +5,8 @@ numba types ``uint32 op uint32`` as uint64 (and int32 as int64).  LLVM can still
 32-bit vector lanes where every result is truncated back to 32 bits and stored into a
 uint32 array.  The loop measured is the hottest of ``lanes.play_passes``: its per
 combatant update (the actor's counts and spend, R7's answer of the target, the new R3
-key and the best of them), ``update64`` as lanes.py has it (int64 state, pools in 8-bit
+key and the best of them), ``update64`` as lanes.py had it before its state was 32-bit
+(int64 state, pools in 8-bit
 face fields, counts in two 64-bit words) and ``update32`` the same work on uint32 state
 (pools in 4-bit face fields, keys in 18 bits with 0 for "no key", the two count words
 split into four 32-bit words).  Both are first checked to leave the same state (every
@@ -37,17 +38,36 @@ from simkit.systems.readiness.lanes import (
     A_EARLY,
     A_OUTCOME,
     B_HITS,
-    FIELD,
     HOT,
     INNER,
+    K_COUNT,
     K_V,
     LANES,
     ULANES,
-    _key,
-    _larger,
-    _top,
 )
-from simkit.systems.support import njit
+from simkit.systems.support import leading_zeros, njit
+
+FIELD = 8  # the 64-bit lanes' pools: the count of face f in bits 8(f-1) .. 8f-1
+
+
+@njit(**HOT)
+def _top(pool):
+    """rules.top: the highest face of a pool of 8-bit fields, 0 if empty."""
+    return (71 - leading_zeros(pool)) >> 3
+
+
+@njit(**HOT)
+def _key(pool, rk):
+    """rules.key_of in the 64-bit lanes' layout; -1 if empty."""
+    v = _top(pool)
+    count = (pool >> ((v - 1) * FIELD)) & 255
+    return ((v << K_V) | (count << K_COUNT) | rk) if pool != 0 else np.int64(-1)
+
+
+@njit(**HOT)
+def _larger(x, y):
+    return x if x > y else y
+
 
 U = np.uint32
 NO_STEP32 = U(0xFFFFFFFF)
@@ -93,7 +113,7 @@ def _larger32(x, y):
 
 @njit(**LOOP)
 def update64(n, width, C, S, POOL, RK, FIRST, ATT, WA, WB, KEYS):
-    """lanes.play_passes' update loop, as it is there."""
+    """lanes.play_passes' update loop as it was on 64-bit state."""
     un = np.uint64(n)
     for i in range(un):
         row = i * ULANES

@@ -36,10 +36,16 @@ plays one action in every lane still playing (R3's choice from keys computed fro
 pools, T3's draw where the best key has a twin, R4's spend, R7's target draw and
 response).  After ``FIRST_PASSES`` passes the rounds still playing are moved to the
 front of the block and played alone until no die is left.  The counts of a combatant
-are two packed words of 8-bit fields per lane (``WORD_A``, ``WORD_B``): the same counts
-``play_round`` writes.  lanes_run.py flushes a whole block straight from these words
-(lanes_flush.py); ``play_block`` (benchmarks, tests) unpacks them into the kernel's
-counts array ``Y`` instead (``write_counts``; the flush derives the rest).
+are two packed words of 8-bit fields per lane (``WORD_A``, ``WORD_B``), each held as two
+32-bit halves: the same counts ``play_round`` writes.  lanes_run.py flushes a whole
+block straight from these words (lanes_flush.py); ``play_block`` (benchmarks, tests)
+unpacks them into the kernel's counts array ``Y`` instead (``write_counts``; the flush
+derives the rest).
+
+The state is 32-bit from ``start_block`` to the flush (uint32 rows: pools in 5-bit face
+fields, keys 0 for none, the stream words as eight 32-bit words, NONE32 for nobody and
+no first step), so that LLVM runs every loop of a pass on 32-bit vector lanes: 16
+rounds an AVX-512 instruction instead of 8 (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -83,7 +89,7 @@ from simkit.systems.readiness.codes import (
     UNDEFENDED,
 )
 from simkit.systems.stream import BYTE_LIMIT, RECIPROCAL, _mix, round_start
-from simkit.systems.support import leading_zeros, njit
+from simkit.systems.support import njit
 
 # On: measured faster than the scalar path (docs/performance.md).  False turns them off.
 ENABLED = True
@@ -96,10 +102,6 @@ LANE_WORDS = 4  # stream outputs a lane holds: 32 byte draws
 )
 S_ROWS = 15
 FIRST_PASSES = np.int64(7)  # passes over the whole block; then the rounds still playing alone
-# stream.below's reciprocals ceil(2**32 / t) of the small counts (``_below_small``)
-R1, R2, R3, R4, R5, R6, R7, R8 = (
-    int(RECIPROCAL[k]) for k in range(1, 9)
-)  # rows of the per-lane scalars ``S``
 LANE_BYTES = 8 * LANE_WORDS
 MAX_LANE_COMBATANTS = 8
 MAX_LANE_DICE = 24  # dice a round: more would outrun the lane's bytes too often
@@ -148,7 +150,6 @@ B_HITS = 40
 # R3 keys in a lane: (v, T1 count of v, T2 rank, twin flag, 7 - i), the order of
 # rules.key_of's keys
 K_V, K_COUNT, K_RANK, K_TWIN = 15, 7, 4, 3
-FIELD = 8  # a pool as in rules.py: the count of face f in bits 8(f-1) .. 8f-1
 
 
 def why_not_lanes(p: np.ndarray, batch: int, never: frozenset[str], fights: bool) -> str | None:
@@ -204,75 +205,85 @@ def lane_tables(p: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndar
 INNER = {"cache": False, "nogil": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 HOT = {**INNER, "forceinline": True, "error_model": "numpy"}
 
-
-@njit(**HOT)
-def _shift(WD, b, s):
-    """Lane b's words (a 256-bit number, low byte first) shifted down by ``s`` bits,
-    0 <= s <= 56, zeros coming in at the top: its next byte becomes the low byte of its
-    first word.  (``(x << 1) << (63 - s)``: ``x << (64 - s)``, 0 for s = 0.)"""
-    one = np.uint64(1)
-    up = np.uint64(63) - s
-    w0 = WD[b]
-    w1 = WD[ROW1 + b]
-    w2 = WD[ROW2 + b]
-    w3 = WD[ROW3 + b]
-    WD[b] = (w0 >> s) | ((w1 << one) << up)
-    WD[ROW1 + b] = (w1 >> s) | ((w2 << one) << up)
-    WD[ROW2 + b] = (w2 >> s) | ((w3 << one) << up)
-    WD[ROW3 + b] = w3 >> s
+# ---- the lanes' state is 32-bit from start_block to the packed words.  numba computes
+# ``uint32 op uint32`` in 64 bits; every result is truncated back (``U(...)``) and stored
+# into uint32 rows, so that LLVM's loop vectoriser runs the loops along the lanes on
+# 32-bit vector lanes (16 rounds an AVX-512 instruction instead of 8;
+# benchmarks/narrow_lanes.py, docs/performance.md).
+U = np.uint32
+NONE32 = U(0xFFFFFFFF)  # nobody; no first step (NO_STEP of the counts array)
+FIELD32 = 5  # a pool: the count of face f in bits 5(f-1) .. 5f-1 (at most 24 < 32)
+WORD32 = 0xFFFFF  # lane_tables' attack word without its reciprocal (``_below32``)
+W_ROWS = 2 * LANE_WORDS + 1  # the stream words as 32-bit words, then a row of zeros
+R16_SIDES = (65536 + SIDES - 1) // SIDES  # ceil(2**16 / SIDES): x % SIDES for a byte x
 
 
 @njit(**HOT)
-def _limit(t):
-    """stream.BYTE_LIMIT[t] for 0 <= t <= MAX_LANE_COMBATANTS, by selects (no gather)."""
-    odd = (t == 3) | (t == 5)
-    return np.int64(252) if (t == 6) | (t == 7) else (np.int64(255) if odd else np.int64(256))
+def _top32(pool):
+    """The highest face of a pool of 5-bit fields, 0 if empty (selects: no lzcnt on 32
+    bits in numba)."""
+    return (
+        U(pool >= U(1))
+        + U(pool >= U(1 << 5))
+        + U(pool >= U(1 << 10))
+        + U(pool >= U(1 << 15))
+        + U(pool >= U(1 << 20))
+        + U(pool >= U(1 << 25))
+    )
 
 
 @njit(**HOT)
-def _below_small(x, t):
-    """``x % t`` for a byte x and 1 <= t <= MAX_LANE_COMBATANTS: stream.below's
-    reciprocal of t chosen by selects, then one multiplication (no division, no table
-    lookup: a gather or a loop here keeps LLVM from vectorising the loop over the lanes)."""
-    rc = np.int64(0)
-    rc = R1 if t == 1 else rc
-    rc = R2 if t == 2 else rc
-    rc = R3 if t == 3 else rc
-    rc = R4 if t == 4 else rc
-    rc = R5 if t == 5 else rc
-    rc = R6 if t == 6 else rc
-    rc = R7 if t == 7 else rc
-    rc = R8 if t == 8 else rc
-    return x - ((x * rc) >> 32) * t
+def _key32(pool, rk):
+    """rules.key_of in the lane layout, (v << 15 | count << 7 | rk) (``rk``: rank, twin
+    and index bits), 0 if the pool is empty: every key of a pool is above 0, so the
+    order of keys is rules.py's."""
+    v = _top32(pool)
+    count = U(U(pool >> U(U(U(v * U(FIELD32)) - U(FIELD32)) & U(31))) & U(31))
+    k = U(U(v << U(K_V)) | U(count << U(K_COUNT)) | rk)
+    return k if pool != U(0) else U(0)
 
 
 @njit(**HOT)
-def _top(pool):
-    """rules.top: the highest face of a pool, 0 if empty."""
-    return (71 - leading_zeros(pool)) >> 3
-
-
-@njit(**HOT)
-def _key(pool, rk):
-    """rules.key_of in the lane layout (``rk``: rank, twin and index bits); -1 if empty."""
-    v = _top(pool)
-    count = (pool >> ((v - 1) * FIELD)) & 255
-    return ((v << K_V) | (count << K_COUNT) | rk) if pool != 0 else np.int64(-1)
-
-
-@njit(**HOT)
-def _larger(x, y):
+def _larger32(x, y):
     """max(x, y) as a select (numba's ``max`` is a call LLVM will not vectorise: a loop
     with it runs one lane at a time)."""
     return x if x > y else y
 
 
+@njit(**HOT)
+def _limit32(t):
+    """stream.BYTE_LIMIT[t] for 0 <= t <= MAX_LANE_COMBATANTS, by selects (no gather)."""
+    odd = (t == U(3)) | (t == U(5))
+    return U(252) if (t == U(6)) | (t == U(7)) else (U(255) if odd else U(256))
+
+
+@njit(**HOT)
+def _below32(x, t):
+    """``x % t`` for a byte x and 1 <= t <= MAX_LANE_COMBATANTS (x for t = 0): the
+    reciprocal ceil(2**16 / t), exact for x < 256, chosen by selects, then one
+    multiplication (no division, no table lookup: a gather or a loop here keeps LLVM
+    from vectorising the loop over the lanes)."""
+    rc = U(0)
+    rc = U(65536) if t == U(1) else rc
+    rc = U(32768) if t == U(2) else rc
+    rc = U(21846) if t == U(3) else rc
+    rc = U(16384) if t == U(4) else rc
+    rc = U(13108) if t == U(5) else rc
+    rc = U(10923) if t == U(6) else rc
+    rc = U(9363) if t == U(7) else rc
+    rc = U(8192) if t == U(8) else rc
+    return U(x - U(U(U(x * rc) >> U(16)) * t))
+
+
 @njit(**{**INNER, "error_model": "numpy"})
-def start_block(key, r0, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS):
+def start_block(key, r0, n, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS):
     """The start of rounds r0 .. r0 + LANES - 1 (``play_block``'s rows): streams, R1 dice,
-    T2 ranks and every combatant's R3 key, the best of them in S's row BEST."""
+    T2 ranks and every combatant's R3 key, the best of them in S's row BEST; every row
+    32-bit (``W64``: the streams' 64-bit words, scratch)."""
     OK, POS, STEP, BEST, CONT, AUX = ROW0, ROW1, ROW2, ROW3, ROW5, ROW7
     un = np.uint64(n)
+    one = U(1)
+    zero = U(0)
     golden = np.uint64(0x9E3779B97F4A7C15)
     # ---- the first LANE_WORDS outputs of every lane's stream (round_start, xoshiro)
     for b in range(ULANES):
@@ -283,7 +294,7 @@ def start_block(key, r0, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS):
         s3 = _mix(key[3] + step)
         for w in range(LANE_WORDS):
             x = s1 * np.uint64(5)
-            WD[np.uint64(w) * ULANES + b] = (
+            W64[np.uint64(w) * ULANES + b] = (
                 (x << np.uint64(7)) | (x >> np.uint64(57))
             ) * np.uint64(9)
             t = s1 << np.uint64(17)
@@ -293,10 +304,10 @@ def start_block(key, r0, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS):
             s0 ^= s3
             s2 ^= t
             s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))
-        S[OK + b] = 1
-        S[POS + b] = 0
-        S[STEP + b] = 0
-        S[CONT + b] = 0
+        S[OK + b] = one
+        S[POS + b] = zero
+        S[STEP + b] = zero
+        S[CONT + b] = zero
     # ---- R1: every combatant's dice, in scenario order.  The bytes of the streams as
     # rows (BY[p, b]: byte p of lane b); die k of the round is byte k + r of its lane, r
     # the bytes rejected before it (S[POS] meanwhile): one of four rows, by selects
@@ -309,17 +320,20 @@ def start_block(key, r0, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS):
             out = np.uint64(8 * w + j) * ULANES
             shift = np.uint64(8 * j)
             for b in range(ULANES):
-                BY[out + b] = np.uint8((WD[word + b] >> shift) & np.uint64(255))
-    limit = BYTE_LIMIT[SIDES]
+                BY[out + b] = np.uint8((W64[word + b] >> shift) & np.uint64(255))
+    limit = U(BYTE_LIMIT[SIDES])
+    most = U(MAX_REJECTED)
     k = np.uint64(0)  # the round's dice so far
     for i in range(un):
         row = i * ULANES
         for b in range(ULANES):
-            POOL[row + b] = 0
-            FIRST[row + b] = NO_STEP
-            ATT[row + b] = 0
-            WA[row + b] = 0
-            WB[row + b] = 0
+            POOL[row + b] = zero
+            FIRST[row + b] = NONE32
+            ATT[row + b] = zero
+            WA[row + b] = zero
+            WA2[row + b] = zero
+            WB[row + b] = zero
+            WB2[row + b] = zero
         for _ in range(C[0, i]):
             k0 = k * ULANES
             k1 = k0 + ULANES
@@ -328,160 +342,186 @@ def start_block(key, r0, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS):
             k4 = k3 + ULANES
             for b in range(ULANES):
                 r = S[POS + b]
-                y0 = np.int64(BY[k0 + b])
-                y1 = np.int64(BY[k1 + b])
-                y2 = np.int64(BY[k2 + b])
-                y3 = np.int64(BY[k3 + b])
-                y4 = np.int64(BY[k4 + b])
-                x = y0 if r == 0 else (y1 if r == 1 else (y2 if r == 2 else y3))
-                again = np.int64(x >= limit)  # rejected: the next byte
-                x2 = y1 if r == 0 else (y2 if r == 1 else (y3 if r == 2 else y4))
-                x = x2 if again != 0 else x
-                r += again
-                S[OK + b] &= np.int64((x < limit) & (r <= MAX_REJECTED))
+                y0 = U(BY[k0 + b])
+                y1 = U(BY[k1 + b])
+                y2 = U(BY[k2 + b])
+                y3 = U(BY[k3 + b])
+                y4 = U(BY[k4 + b])
+                x = y0 if r == zero else (y1 if r == one else (y2 if r == U(2) else y3))
+                again = U(x >= limit)  # rejected: the next byte
+                x2 = y1 if r == zero else (y2 if r == one else (y3 if r == U(2) else y4))
+                x = x2 if again != zero else x
+                r = U(r + again)
+                S[OK + b] = U(S[OK + b] & U(U(x < limit) & U(r <= most)))
                 S[POS + b] = r
-                f = x - ((x * RECIPROCAL[SIDES]) >> 32) * SIDES
-                POOL[row + b] += np.int64(1) << (FIELD * f)
+                f = U(x - U(U(U(x * U(R16_SIDES)) >> U(16)) * U(SIDES)))
+                POOL[row + b] = U(POOL[row + b] + U(one << U(U(f * U(FIELD32)) & U(31))))
             k += np.uint64(1)
+    # the words from byte p on, byte p the low byte of the first, as 32-bit words
+    low = np.uint64(0xFFFFFFFF)
+    last = np.uint64(2 * LANE_WORDS) * ULANES
     for b in range(ULANES):
-        p = S[POS + b] + np.int64(k)  # the next byte: the dice and the rejected bytes
+        p = U(S[POS + b] + U(k))  # the next byte: the dice and the rejected bytes
         S[POS + b] = p
-        # the words from byte p on: byte p the low byte of the first (``_shift``)
-        q = p >> 3
-        zero = np.uint64(0)
-        w0 = WD[b]
-        w1 = WD[ROW1 + b]
-        w2 = WD[ROW2 + b]
-        w3 = WD[ROW3 + b]
-        WD[b] = w0 if q == 0 else (w1 if q == 1 else (w2 if q == 2 else w3))
-        WD[ROW1 + b] = w1 if q == 0 else (w2 if q == 1 else (w3 if q == 2 else zero))
-        WD[ROW2 + b] = w2 if q == 0 else (w3 if q == 1 else zero)
-        WD[ROW3 + b] = w3 if q == 0 else zero
-        _shift(WD, b, np.uint64(8 * (p & 7)))
-    # ---- T2: ranks of the full pools, the twin flag and the index
+        q = p >> U(3)
+        z = np.uint64(0)
+        w0 = W64[b]
+        w1 = W64[ROW1 + b]
+        w2 = W64[ROW2 + b]
+        w3 = W64[ROW3 + b]
+        v0 = w0 if q == zero else (w1 if q == one else (w2 if q == U(2) else w3))
+        v1 = w1 if q == zero else (w2 if q == one else (w3 if q == U(2) else z))
+        v2 = w2 if q == zero else (w3 if q == one else z)
+        v3 = w3 if q == zero else z
+        s = np.uint64(U(U(p & U(7)) << U(3)))
+        up = np.uint64(63) - s  # (x << 1) << (63 - s): x << (64 - s), 0 for s = 0
+        u0 = (v0 >> s) | ((v1 << np.uint64(1)) << up)
+        u1 = (v1 >> s) | ((v2 << np.uint64(1)) << up)
+        u2 = (v2 >> s) | ((v3 << np.uint64(1)) << up)
+        u3 = v3 >> s
+        WD[b] = U(u0 & low)
+        WD[ROW1 + b] = U(u0 >> np.uint64(32))
+        WD[ROW2 + b] = U(u1 & low)
+        WD[ROW3 + b] = U(u1 >> np.uint64(32))
+        WD[ROW4 + b] = U(u2 & low)
+        WD[ROW5 + b] = U(u2 >> np.uint64(32))
+        WD[ROW6 + b] = U(u3 & low)
+        WD[ROW7 + b] = U(u3 >> np.uint64(32))
+        WD[last + b] = zero
+    # ---- T2: ranks of the full pools (5-bit fields: the order of rules.py's pools), the
+    # twin flag and the index
     for i in range(un):
         row = i * ULANES
         for b in range(ULANES):
-            S[AUX + b] = 0
-            RK[row + b] = 0
+            S[AUX + b] = zero
+            RK[row + b] = zero
         for j in range(un):
             other = j * ULANES
             for b in range(ULANES):
-                RK[row + b] += np.int64(POOL[other + b] < POOL[row + b])
-                S[AUX + b] += np.int64(POOL[other + b] == POOL[row + b])
+                RK[row + b] = U(RK[row + b] + U(POOL[other + b] < POOL[row + b]))
+                S[AUX + b] = U(S[AUX + b] + U(POOL[other + b] == POOL[row + b]))
+        me = U(7 - np.int64(i))
         for b in range(ULANES):
-            RK[row + b] = (
-                (RK[row + b] << K_RANK) | (np.int64(S[AUX + b] > 1) << K_TWIN) | (7 - np.int64(i))
-            )
+            RK[row + b] = U(U(RK[row + b] << U(K_RANK)) | U(U(S[AUX + b] > one) << U(K_TWIN)) | me)
     # ---- turns: one action per lane still playing, a pass at a time.  KEYS and S[BEST]
-    # hold every combatant's R3 key and the best of them (-1: the round is over)
+    # hold every combatant's R3 key and the best of them (0: the round is over)
     for b in range(ULANES):
-        S[BEST + b] = -1
+        S[BEST + b] = zero
     for i in range(un):
         row = i * ULANES
         for b in range(ULANES):
-            k = _key(POOL[row + b], RK[row + b])
-            KEYS[row + b] = k
-            S[BEST + b] = _larger(S[BEST + b], k)
+            kk = _key32(POOL[row + b], RK[row + b])
+            KEYS[row + b] = kk
+            S[BEST + b] = _larger32(S[BEST + b], kk)
 
 
 # inlined by numba into its caller (``inline="always"``: a few calls, so cheap to type
 # there), not compiled on its own: a library of its own would optimise and emit again every
 # function it calls, about 1.2 s of processor time of a cold compile (docs/performance.md)
 @njit(**{**INNER, "error_model": "numpy"}, inline="always")
-def play_block(key, r0, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, CS, Y, F):
+def play_block(
+    key, r0, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS,
+    CS, Y, F,
+):  # fmt: skip
     """Rounds r0 .. r0 + LANES - 1 of the chunk with key ``key``, side by side.
 
-    ``S`` [S_ROWS, LANES]: per lane ok, position, step, best key, actor, continuing,
-    class, scratch, the actor's share, target count and pool; ``POOL``, ``RK``,
-    ``FIRST``, ``ATT``, ``WA``, ``WB``, ``KEYS`` [n, LANES]: per combatant and lane its
-    pool, rank bits, first step, attacked flag, packed counts and R3 key.  Leaves in
-    ``S``'s row OKS 1 where the lane's round was played exactly (0: the scalar player
-    must play it again), its counts in its column of ``Y`` (rows ``CS``) and its first
-    steps in ``F`` (``write_counts``).  Returns the passes played (the most actions of
-    a round of the block).
+    ``S`` [S_ROWS, LANES] (uint32): per lane ok, position, step, best key, actor,
+    continuing, class, scratch, the actor's share, target count and pool; ``WD``
+    [W_ROWS, LANES] (uint32): the lane's next stream bytes; ``POOL``, ``RK``, ``FIRST``,
+    ``ATT``, ``WA``, ``WA2``, ``WB``, ``WB2``, ``KEYS`` [n, LANES] (uint32): per combatant
+    and lane its pool, rank bits, first step, attacked flag, packed counts (low and high
+    halves of WORD_A's and WORD_B's words) and R3 key.  Leaves in ``S``'s row OKS 1 where
+    the lane's round was played exactly (0: the scalar player must play it again), its
+    counts in its column of ``Y`` (rows ``CS``) and its first steps in ``F``
+    (``write_counts``).  Returns the passes played (the most actions of a round of the
+    block).
 
     ``FIRST_PASSES`` passes go over the whole block; the rounds still playing then
     (about 11% at 4 x 3) are moved to the front (``compact``) and played alone to the
     end, their counts written into their own columns (``write_back``)."""
-    start_block(key, r0, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS)
+    start_block(key, r0, n, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS)
     passes, left = play_passes(
-        n, order, ULANES, FIRST_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KEYS
-    )
-    write_counts(n, CS, Y, F, WA, WB, FIRST)
+        n, order, ULANES, FIRST_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
+        KEYS,
+    )  # fmt: skip
+    write_counts(n, CS, Y, F, WA, WA2, WB, WB2, FIRST)
     for b in range(ULANES):
         S[OKS + b] = S[ROW0 + b]
     if left == 0:
         return passes
     # the rounds still playing to the front (lanes 0 .. m - 1), then passes over them alone
-    m, width = compact(n, S, WD, POOL, RK, FIRST, ATT, WA, WB, KEYS)
+    m, width = compact(n, S, WD, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS)
     more, _ = play_passes(
-        n, order, width, MAX_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KEYS
+        n, order, width, MAX_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS
     )
-    write_back(n, m, CS, Y, F, S, WA, WB, FIRST)
+    write_back(n, m, CS, Y, F, S, WA, WA2, WB, WB2, FIRST)
     return passes + more
 
 
 @njit(**{**INNER, "error_model": "numpy"})
-def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KEYS):
-    """Passes over lanes 0 .. width - 1 (one action in every lane still playing each)
-    until none plays or after ``limit`` passes: (passes played, 1 if some lane still
-    plays).  The rows as in ``play_block``."""
+def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
+                KEYS):  # fmt: skip
+    """Passes over lanes 0 .. width - 1 (one action in every lane still playing each;
+    ``width`` a multiple of 16: LLVM then emits no remainder loops, a third of the
+    function's code) until none plays or after ``limit`` passes: (passes played, 1 if
+    some lane still plays).  The rows as in ``play_block``: keys 0 for none, pools of
+    5-bit face fields, the count words in halves (``WA``/``WA2``: bits 0-31 / 32-63 of
+    WORD_A's word, the same for ``WB``), NONE32 for nobody and no step."""
     OK, POS, STEP, BEST, ACT, CONT, CLS, AUX = ROW0, ROW1, ROW2, ROW3, ROW4, ROW5, ROW6, ROW7
     SHR, MR, SEL = ROW8, ROW9, ROW10  # the actor's attack share, target count, pool/die
     un = np.uint64(n)
-    width = np.uint64(width)
+    width = np.uint64(width) & ~np.uint64(15)  # (a multiple of 16: no remainder loops)
+    one = U(1)
+    zero = U(0)
     passes = 0
     while True:
-        playing = np.int64(0)
+        # R3: the best key's combatant; T3 where its full pool has a twin (and no chain
+        # goes on): the r-th of the tied class in scenario order, r = below(ties)
+        playing = zero
         for b in range(width):
-            playing |= np.int64(S[BEST + b] >= 0)
-        if playing == 0:
+            playing |= U(S[BEST + b] != zero)
+            S[CLS + b] = U(S[BEST + b] >> U(K_RANK))  # (scratch rows: unread after return)
+            S[AUX + b] = zero
+        if playing == zero:
             return passes, 0
         if passes == limit:
             return passes, 1
         passes += 1
-        # R3: the best key's combatant; T3 where its full pool has a twin (and no chain
-        # goes on): the r-th of the tied class in scenario order, r = below(ties)
-        for b in range(width):
-            S[CLS + b] = S[BEST + b] >> K_RANK
-            S[AUX + b] = 0
         for i in range(un):
             row = i * ULANES
             for b in range(width):
-                S[AUX + b] += np.int64((KEYS[row + b] >> K_RANK) == S[CLS + b])
+                S[AUX + b] = U(S[AUX + b] + U(U(KEYS[row + b] >> U(K_RANK)) == S[CLS + b]))
         for b in range(width):
             best = S[BEST + b]
             ties = S[AUX + b]
             cont = S[CONT + b]
-            need = (
-                ((best >> K_TWIN) & 1)
-                & np.int64(ties > 1)
-                & np.int64(cont == 0)
-                & np.int64(best >= 0)
+            need = U(
+                U(U(best >> U(K_TWIN)) & one) & U(ties > one) & U(cont == zero) & U(best != zero)
             )
-            # the lane's next bytes are the low bytes of its first word (``_shift``)
-            tl = _limit(ties)
+            # the lane's next bytes are the low bytes of its first word
+            tl = _limit32(ties)
             lo = WD[b]
-            x = np.int64(lo & np.uint64(255))
-            again = need & np.int64(x >= tl)  # rejected: the next byte
-            x = np.int64((lo >> np.uint64(8)) & np.uint64(255)) if again != 0 else x
-            p = S[POS + b] + again
-            S[OK + b] &= ~need | np.int64((x < tl) & (p < LANE_BYTES))
-            S[POS + b] = p + need
-            S[OFF + b] = again + need  # bytes used this pass
-            r = _below_small(x, ties)
-            S[AUX + b] = r if need != 0 else np.int64(-1)  # the tie wanted, -1 if none
-            S[ACT + b] = (cont - 1) if cont != 0 else (7 - (best & 7))
-        # the actor (the tie drawn) and its attack word (lane_tables' C[5])
+            x = U(lo & U(255))
+            again = U(need & U(x >= tl))  # rejected: the next byte
+            x = U(U(lo >> U(8)) & U(255)) if again != zero else x
+            p = U(S[POS + b] + again)
+            S[OK + b] = U(S[OK + b] & U(U(one - need) | U(U(x < tl) & U(p < U(LANE_BYTES)))))
+            S[POS + b] = U(p + need)
+            S[OFF + b] = U(again + need)  # bytes used this pass
+            r = _below32(x, ties)
+            S[AUX + b] = r if need != zero else NONE32  # the tie wanted, NONE32 if none
+            first = U(U(7) - U(best & U(7))) if best != zero else zero
+            S[ACT + b] = U(cont - one) if cont != zero else first
+        # the actor (the tie drawn) and its attack word (lane_tables' C[5] without its
+        # reciprocal)
         for i in range(un):
             row = i * ULANES
-            me = np.int64(i)
-            word = C[5, i]
+            me = U(i)
+            word = U(C[5, i] & WORD32)
             for b in range(width):
-                tied = np.int64((KEYS[row + b] >> K_RANK) == S[CLS + b])
-                chosen = (tied & np.int64(S[AUX + b] == 0)) != 0
-                S[AUX + b] -= tied
+                tied = U(U(KEYS[row + b] >> U(K_RANK)) == S[CLS + b])
+                chosen = (tied & U(S[AUX + b] == zero)) != zero
+                S[AUX + b] = U(S[AUX + b] - tied)
                 acts = chosen | (S[ACT + b] == me)
                 S[ACT + b] = me if acts else S[ACT + b]
                 S[MR + b] = word if acts else S[MR + b]
@@ -490,122 +530,151 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
         # target, if it attacks
         for b in range(width):
             best = S[BEST + b]
-            live = np.int64(best >> 63) + 1  # 1 if the lane still plays
+            live = U(best != zero)  # 1 if the lane still plays
             c = S[ACT + b]
-            a = (S[SEL + b] if S[CONT + b] != 0 else best >> K_V) * live
+            a = U(U(S[SEL + b] if S[CONT + b] != zero else U(best >> U(K_V))) * live)
             S[SEL + b] = a
             word = S[MR + b]
-            shares = (word & 1) * live
+            shares = U(U(word & one) * live)
             # the target: below(count) (for a power of two count the same byte & mask)
-            m = (word >> 1) & 15
-            drawn = shares & np.int64(m > 1)
-            tl = (word >> 8) & 511
-            lo = WD[b] >> np.uint64(8 * S[OFF + b])  # (at most 2 bytes used: in the word)
-            x = np.int64(lo & np.uint64(255))
-            again = drawn & np.int64(x >= tl)
-            x = np.int64((lo >> np.uint64(8)) & np.uint64(255)) if again != 0 else x
-            p = S[POS + b] + again
-            S[OK + b] &= ~drawn | np.int64((x < tl) & (p < LANE_BYTES))
-            S[POS + b] = p + drawn
-            S[OFF + b] += again + drawn
-            r = (x - ((x * (word >> 20)) >> 32) * m) * drawn
+            m = U(U(word >> one) & U(15))
+            drawn = U(shares & U(m > one))
+            tl = U(U(word >> U(8)) & U(511))
+            lo = U(WD[b] >> U(U(S[OFF + b] << U(3)) & U(31)))  # (at most 2 bytes used)
+            x = U(lo & U(255))
+            again = U(drawn & U(x >= tl))
+            x = U(U(lo >> U(8)) & U(255)) if again != zero else x
+            p = U(S[POS + b] + again)
+            S[OK + b] = U(S[OK + b] & U(U(one - drawn) | U(U(x < tl) & U(p < U(LANE_BYTES)))))
+            S[POS + b] = U(p + drawn)
+            S[OFF + b] = U(S[OFF + b] + U(again + drawn))
+            r = U(_below32(x, m) * drawn)
             # the target list's entry r, looked up below (a gather would keep this loop
             # from vectorising)
-            S[CLS + b] = np.int64(
-                (np.uint64(c) & np.uint64(7)) * np.uint64(MAX_LANE_COMBATANTS)
-            ) + (r & 7)
+            S[CLS + b] = U(U(U(c & U(7)) * U(MAX_LANE_COMBATANTS)) + U(r & U(7)))
             S[SHR + b] = shares
         for b in range(width):
-            S[MR + b] = TT[S[CLS + b]]
+            S[MR + b] = U(TT[S[CLS + b]])
         for b in range(width):
-            live = np.int64(S[BEST + b] >> 63) + 1
-            # who acts (-1: nobody, the round is over), whom it attacks (-1: nobody), what
-            # it spends (one die of value a, as a pool) and adds to its counts
+            live = S[BEST + b] != zero
+            # who acts (NONE32: nobody, the round is over), whom it attacks (NONE32:
+            # nobody), what it spends (one die of value a, as a pool) and adds to its counts
             a = S[SEL + b]
             shares = S[SHR + b]
             step = S[STEP + b]
-            S[CLS + b] = S[ACT + b] if live != 0 else np.int64(-1)
-            S[MR + b] = S[MR + b] if shares != 0 else np.int64(-1)
-            S[SPD + b] = (np.int64(1) << (FIELD * (a - 1))) if a > 0 else np.int64(0)
-            S[SHR + b] = (
-                (np.int64(1) << A_ACTIONS) + (np.int64(step == 0) << A_FIRST) + (shares << A_MADE)
+            S[CLS + b] = S[ACT + b] if live else NONE32
+            S[MR + b] = S[MR + b] if shares != zero else NONE32
+            spend = U(one << U(U(U(a * U(FIELD32)) - U(FIELD32)) & U(31)))
+            S[SPD + b] = spend if a > zero else zero
+            S[SHR + b] = U(
+                U(one << U(A_ACTIONS)) + U(U(step == zero) << U(A_FIRST)) + U(shares << U(A_MADE))
             )
-            S[BEST + b] = -1
-            S[AUX + b] = 0  # someone responded (a chain ends)
+            S[BEST + b] = zero
+            S[AUX + b] = zero  # someone responded (a chain ends)
         # the actor's counts and spend, then R7: the target answers from its dice
         # before any response; each combatant's new R3 key, the best of them
         for i in range(un):
             row = i * ULANES
-            me = np.int64(i)
-            able = C[3, i]
-            hasty_limit = C[4, i]
+            me = U(i)
+            able = U(C[3, i])
+            hasty_limit = U(C[4, i]) if C[4, i] >= 0 else zero  # NEVER_HASTY: no scale
             for b in range(width):
                 a = S[SEL + b]
                 step = S[STEP + b]
-                acts = np.int64(S[CLS + b] == me)
-                hit_me = np.int64(S[MR + b] == me)
-                pool = POOL[row + b] - (S[SPD + b] & -acts)
+                acts = U(S[CLS + b] == me)
+                hit_me = U(S[MR + b] == me)
+                macts = U(zero - acts)
+                mhit = U(zero - hit_me)
+                pool = U(POOL[row + b] - U(S[SPD + b] & macts))
                 first0 = FIRST[row + b]
-                first = step if (acts != 0) & (step < first0) else first0
-                wa = WA[row + b] + (S[SHR + b] & -acts)
-                die = _top(pool)
-                can = able & np.int64(pool != 0)
-                normal = can & np.int64(die >= a)
-                hasty = can & (1 - normal) & np.int64(a - die <= hasty_limit)
-                own = (normal | hasty) & hit_me
-                hasty &= hit_me
-                early = np.int64((ATT[row + b] == 0) & (first == NO_STEP)) & hit_me
-                ATT[row + b] |= hit_me
-                pool -= (own << (FIELD * (die - 1))) if die > 0 else np.int64(0)
-                outcome = np.int64(2) if hasty != 0 else normal
-                scale = (a - die) if a - die > 1 else np.int64(1)
-                WA[row + b] = wa + (
-                    (
-                        (early << A_EARLY)
-                        + (own << A_DEFENSES)
-                        + (np.int64(1) << (A_OUTCOME + 8 * outcome))
-                    )
-                    & -hit_me
+                first = step if (acts != zero) & (step < first0) else first0
+                wa = U(WA[row + b] + U(S[SHR + b] & macts))
+                die = _top32(pool)
+                can = U(able & U(pool != zero))
+                normal = U(can & U(die >= a))
+                hasty = U(U(can & U(one - normal)) & U(U(a - die) <= hasty_limit))
+                own = U(U(normal | hasty) & hit_me)
+                hasty = U(hasty & hit_me)
+                early = U(U((ATT[row + b] == zero) & (first == NONE32)) & hit_me)
+                ATT[row + b] = U(ATT[row + b] | hit_me)
+                spent = U(own << U(U(U(die * U(FIELD32)) - U(FIELD32)) & U(31)))
+                pool = U(pool - (spent if die > zero else zero))
+                outcome = U(2) if hasty != zero else normal
+                scale = U(a - die) if a > U(die + one) else one
+                # WA: actions, first, made, early | WA2: defenses, undefended, defended,
+                # hasty_only; WB: hasty_ge.1-4 | WB2: hasty_ge.5, hits (8-bit fields)
+                WA[row + b] = U(wa + U(U(early << U(A_EARLY)) & mhit))
+                WA2[row + b] = U(
+                    WA2[row + b]
+                    + U(U(own + U(one << U(U(A_OUTCOME - 32) + U(outcome << U(3))))) & mhit)
                 )
-                WB[row + b] += (hasty << (8 * (scale - 1))) + ((hit_me & (1 - normal)) << B_HITS)
-                S[AUX + b] |= own
+                low = U(hasty << U(U(U(scale << U(3)) - U(8)) & U(31)))
+                WB[row + b] = U(WB[row + b] + (low if scale < U(5) else zero))
+                WB2[row + b] = U(
+                    WB2[row + b]
+                    + U(hasty & U(scale == U(5)))
+                    + U(U(hit_me & U(one - normal)) << U(B_HITS - 32))
+                )
+                S[AUX + b] = U(S[AUX + b] | own)
                 POOL[row + b] = pool
                 FIRST[row + b] = first
-                k = _key(pool, RK[row + b])
+                k = _key32(pool, RK[row + b])
                 KEYS[row + b] = k
-                S[BEST + b] = _larger(S[BEST + b], k)
+                S[BEST + b] = _larger32(S[BEST + b], k)
                 # a chain may go on: the actor's next die has the value a (its new key's)
-                goes = (acts != 0) & ((k >> K_V) == a)
-                S[ACT + b] = (me + 1) if goes else (np.int64(0) if acts != 0 else S[ACT + b])
+                goes = (acts != zero) & (U(k >> U(K_V)) == a)
+                S[ACT + b] = U(me + one) if goes else (zero if acts != zero else S[ACT + b])
         # R3 (chain orders): the actor goes on with its next die of value a unless a
         # response broke the run ("chain"), or always ("chain_unbroken")
-        unbroken = np.int64(order == ORDER_CHAIN_UNBROKEN)
-        chained = np.int64(order != ORDER_DYNAMIC)
+        unbroken = U(order == ORDER_CHAIN_UNBROKEN)
+        chained = U(order != ORDER_DYNAMIC)
         for b in range(width):
-            keep = chained & (unbroken | np.int64(S[AUX + b] == 0))
-            S[CONT + b] = S[ACT + b] * keep
-            S[STEP + b] += np.int64(S[CLS + b] >= 0)
-            _shift(WD, b, np.uint64(8 * S[OFF + b]))  # the bytes used this pass out
+            keep = U(chained & U(unbroken | U(S[AUX + b] == zero)))
+            S[CONT + b] = U(S[ACT + b] * keep)
+            S[STEP + b] = U(S[STEP + b] + U(S[CLS + b] != NONE32))
+            # the bytes used this pass out (at most 4: 32 bits; (y << 1) << (31 - sh) is
+            # y << (32 - sh), 0 for sh = 0), every word in this loop (a loop a word, 8 of
+            # them, doubled the LLVM IR of the function: a slower cold compile)
+            whole = S[OFF + b] == U(4)
+            sh = U(U(S[OFF + b] << U(3)) & U(31))
+            up = U(U(31) - sh)
+            x0 = WD[b]
+            x1 = WD[ROW1 + b]
+            x2 = WD[ROW2 + b]
+            x3 = WD[ROW3 + b]
+            x4 = WD[ROW4 + b]
+            x5 = WD[ROW5 + b]
+            x6 = WD[ROW6 + b]
+            x7 = WD[ROW7 + b]
+            x8 = WD[ROW8 + b]  # zeros
+            WD[b] = x1 if whole else U(U(x0 >> sh) | U(U(x1 << one) << up))
+            WD[ROW1 + b] = x2 if whole else U(U(x1 >> sh) | U(U(x2 << one) << up))
+            WD[ROW2 + b] = x3 if whole else U(U(x2 >> sh) | U(U(x3 << one) << up))
+            WD[ROW3 + b] = x4 if whole else U(U(x3 >> sh) | U(U(x4 << one) << up))
+            WD[ROW4 + b] = x5 if whole else U(U(x4 >> sh) | U(U(x5 << one) << up))
+            WD[ROW5 + b] = x6 if whole else U(U(x5 >> sh) | U(U(x6 << one) << up))
+            WD[ROW6 + b] = x7 if whole else U(U(x6 >> sh) | U(U(x7 << one) << up))
+            WD[ROW7 + b] = x8 if whole else U(U(x7 >> sh) | U(U(x8 << one) << up))
 
 
 @njit(**INNER)
-def compact(n, S, WD, POOL, RK, FIRST, ATT, WA, WB, KEYS):
+def compact(n, S, WD, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS):
     """The lanes still playing moved to the front, in order (lane j their j-th, ``S``'s
     row ORIG its lane): every row a pass reads.  Returns (m, the width to play: m
-    rounded up to a multiple of 8, the lanes m .. width - 1 emptied: no dice)."""
+    rounded up to a multiple of 16, the lanes m .. width - 1 emptied: no dice)."""
     m = np.uint64(0)
     for b in range(ULANES):
-        if S[ROW3 + b] < 0:
+        if S[ROW3 + b] == 0:
             continue
         j = m
         m += np.uint64(1)
-        S[ORIG + j] = np.int64(b)
+        S[ORIG + j] = U(b)
         if j == b:
             continue
         for row in (ROW0, ROW1, ROW2, ROW3, ROW5, ROW10):  # ok, position, step, best,
             # continuing, the last die
             S[row + j] = S[row + b]
-        for w in range(LANE_WORDS):
+        for w in range(2 * LANE_WORDS):
             WD[np.uint64(w) * ULANES + j] = WD[np.uint64(w) * ULANES + b]
         for i in range(np.uint64(n)):
             row = i * ULANES
@@ -614,20 +683,34 @@ def compact(n, S, WD, POOL, RK, FIRST, ATT, WA, WB, KEYS):
             FIRST[row + j] = FIRST[row + b]
             ATT[row + j] = ATT[row + b]
             WA[row + j] = WA[row + b]
+            WA2[row + j] = WA2[row + b]
             WB[row + j] = WB[row + b]
+            WB2[row + j] = WB2[row + b]
             KEYS[row + j] = KEYS[row + b]
-    width = (m + np.uint64(7)) & ~np.uint64(7)
+    width = (m + np.uint64(15)) & ~np.uint64(15)
     for j in range(m, width):
-        S[ROW3 + j] = -1
+        S[ROW3 + j] = 0
         S[ROW5 + j] = 0
         for i in range(np.uint64(n)):
             POOL[i * ULANES + j] = 0
-            KEYS[i * ULANES + j] = -1
+            KEYS[i * ULANES + j] = 0
     return m, width
 
 
+@njit(**HOT)
+def word64(lo, hi):
+    """A packed count word (``WORD_A``'s or ``WORD_B``'s) from its 32-bit halves."""
+    return np.int64(lo) | (np.int64(hi) << 32)
+
+
+@njit(**HOT)
+def first64(f):
+    """A first step as the counts array holds it (NONE32: NO_STEP)."""
+    return np.int64(f) if f != NONE32 else NO_STEP
+
+
 @njit(**INNER)
-def write_back(n, m, CS, Y, F, S, WA, WB, FIRST):
+def write_back(n, m, CS, Y, F, S, WA, WA2, WB, WB2, FIRST):
     """The counts, first steps and ok flags of the compacted lanes 0 .. m - 1 into the
     columns of their rounds (``S``'s row ORIG), as ``write_counts`` writes them."""
     for j in range(m):
@@ -635,35 +718,35 @@ def write_back(n, m, CS, Y, F, S, WA, WB, FIRST):
         S[OKS + b] = S[ROW0 + j]
         for i in range(n):
             row = np.uint64(i) * ULANES
+            wa = word64(WA[row + j], WA2[row + j])
+            wb = word64(WB[row + j], WB2[row + j])
             for k in range(WORD_A.size):
-                Y[CS[i, WORD_A[k]] + b] = (np.uint64(WA[row + j]) >> np.uint64(8 * k)) & np.uint64(
-                    255
-                )
+                Y[CS[i, WORD_A[k]] + b] = (wa >> (8 * k)) & 255
             for k in range(WORD_B.size):
-                Y[CS[i, WORD_B[k]] + b] = (np.uint64(WB[row + j]) >> np.uint64(8 * k)) & np.uint64(
-                    255
-                )
-            F[i, b] = FIRST[row + j]
+                Y[CS[i, WORD_B[k]] + b] = (wb >> (8 * k)) & 255
+            F[i, b] = first64(FIRST[row + j])
 
 
 @njit(**INNER)
-def write_counts(n, CS, Y, F, WA, WB, FIRST):
+def write_counts(n, CS, Y, F, WA, WA2, WB, WB2, FIRST):
     """The packed counts of every lane into its column of ``Y`` (rows ``CS[i, count]``,
     scaled to the batch, the lane its column) and the first steps into ``F``."""
     for i in range(np.uint64(n)):
         row = i * ULANES
         for k in range(WORD_A.size):
             out = CS[i, WORD_A[k]]
-            shift = np.uint64(8 * k)
+            half = WA if k < 4 else WA2
+            shift = U(8 * (k & 3))
             for b in range(ULANES):
-                Y[out + b] = (np.uint64(WA[row + b]) >> shift) & np.uint64(255)
+                Y[out + b] = U(half[row + b] >> shift) & U(255)
         for k in range(WORD_B.size):
             out = CS[i, WORD_B[k]]
-            shift = np.uint64(8 * k)
+            half = WB if k < 4 else WB2
+            shift = U(8 * (k & 3))
             for b in range(ULANES):
-                Y[out + b] = (np.uint64(WB[row + b]) >> shift) & np.uint64(255)
+                Y[out + b] = U(half[row + b] >> shift) & U(255)
         for b in range(ULANES):
-            F[i, b] = FIRST[row + b]
+            F[i, b] = first64(FIRST[row + b])
 
 
 @njit(**INNER)

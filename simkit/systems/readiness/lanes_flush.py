@@ -1,23 +1,27 @@
 """The lanes' flush (lanes_run.py): a block's sums straight from the packed counts.
 
-``lanes.play_block`` leaves each combatant's counts of a lane in two packed words of
-8-bit fields (``lanes.WORD_A``, ``lanes.WORD_B``) and its first step in ``FIRST``, then
-unpacks them into the kernel's counts array ``Y`` for ``counts.flush_single``.  Here the
-block is flushed from the words themselves: every value a row of ``Y`` would hold is a
-field of a per-lane word of the scratch ``V``, and the sums (s1, s2, sl, sx, tot,
+``play_block_packed`` leaves each combatant's counts of a lane in four packed 32-bit
+words of 8-bit fields (``lanes.WORD_A``'s fields 0 .. 3 and 4 .. 7, ``lanes.WORD_B``'s
+0 .. 3 and 4 .. 5: the lanes' ``WA``, ``WA2``, ``WB``, ``WB2``) and its first step
+(NONE32 for none).  The block is flushed from the words themselves: every value a row of
+the kernel's counts array ``Y`` would hold is a field of a per-lane word of the scratch
+``V`` (uint32: 16 lanes an AVX-512 instruction), and the sums (s1, s2, sl, sx, tot,
 actions_dist and acts_before) are added along the lanes from those fields.  Every cycle
-is one round (the lanes never serve holds), so ``sl`` is ``s1`` and every L is 1; the
-sums are int64, so the order of the additions changes no bit: the sums are those of
-``counts.flush_single`` exactly (tests/test_readiness_lanes.py).
+is one round (the lanes never serve holds), so ``sl`` is ``s1`` and every L is 1; a
+block's sum of a field, of its squares or of its products with another is below
+LANES * 255 * 255 < 2**32, and the sums are int64, so the order of the additions changes
+no bit: the sums are those of ``counts.flush_single`` exactly
+(tests/test_readiness_lanes.py).
 
 The words of ``V`` (``LANES`` entries each, ``word * LANES + lane``):
 
-* per combatant i, words ``3 i .. 3 i + 2`` (``WORDS``): ``A``, the lane's ``WA`` as it
-  is; ``X``: hasty_ge.1 .. 5 (fields 0 .. 4, cumulative: a hasty defense of scale k is in
-  hasty_ge.1 .. k; hasty_defenses is hasty_ge.1), hits (5), hasty_scale_total (6, the sum
-  of hasty_ge.1 .. 5) and attacks_received (7, undefended + defended + hasty_only); ``Z``:
-  no_action (field 0: the lane's actions are 0), as ``counts.derived_rows`` derives them;
-* per group or side, the same three words, each field the sum of its members' fields (a
+* per combatant i, words ``5 i .. 5 i + 4`` (``WORDS``): ``A`` and ``A2``, the lane's
+  ``WA`` and ``WA2`` as they are; ``X``: hasty_ge.1 .. 4 (fields 0 .. 3, cumulative: a
+  hasty defense of scale k is in hasty_ge.1 .. k; hasty_defenses is hasty_ge.1);
+  ``X2``: hasty_ge.5 (field 0), hits (1), hasty_scale_total (2, the sum of hasty_ge.1 ..
+  5) and attacks_received (3, undefended + defended + hasty_only); ``Z``: no_action
+  (field 0: the lane's actions are 0), as ``counts.derived_rows`` derives them;
+* per group or side, the same five words, each field the sum of its members' fields (a
   probability count's field, "any member": the OR of theirs; ``aggregate_batch``); every
   sum fits its 8 bits: a group's count of a round is at most the round's dice (at most
   ``lanes.MAX_LANE_DICE``), its hasty_scale_total at most 5 times that;
@@ -49,20 +53,21 @@ from simkit.systems.support import njit
 
 LANES = lanes.LANES
 ULANES = np.uint64(LANES)
-WORDS = 3  # per combatant and per group or side: A, X, Z
-W_A, W_X, W_Z = 0, 1, 2
-X_HITS, X_TOTAL, X_RECEIVED = 40, 48, 56  # the fields of X after hasty_ge.1 .. 5
+WORDS = 5  # per combatant and per group or side: A, A2, X, X2, Z (32 bits each)
+W_A, W_A2, W_X, W_X2, W_Z = 0, 1, 2, 3, 4
+X_HITS, X_TOTAL, X_RECEIVED = 8, 16, 24  # the fields of X2 after hasty_ge.5
+FIELDS = 4  # 8-bit fields a word
 DERIVED_BEFORE = counts.DERIVED_BEFORE
 
 
 def _places() -> dict[int, tuple[int, int]]:
     """Count index -> (word, shift) of its field in a combatant's words."""
-    out = {int(k): (W_A, 8 * f) for f, k in enumerate(lanes.WORD_A)}
-    out.update({int(HASTY_GE_1) + s: (W_X, 8 * s) for s in range(5)})
-    out[int(HITS)] = (W_X, X_HITS)
+    out = {int(k): (W_A + f // FIELDS, 8 * (f % FIELDS)) for f, k in enumerate(lanes.WORD_A)}
+    out.update({int(HASTY_GE_1) + s: (W_X + s // FIELDS, 8 * (s % FIELDS)) for s in range(5)})
+    out[int(HITS)] = (W_X2, X_HITS)
     out[int(HASTY_DEFENSES)] = (W_X, 0)
-    out[int(HASTY_SCALE_TOTAL)] = (W_X, X_TOTAL)
-    out[int(ATTACKS_RECEIVED)] = (W_X, X_RECEIVED)
+    out[int(HASTY_SCALE_TOTAL)] = (W_X2, X_TOTAL)
+    out[int(ATTACKS_RECEIVED)] = (W_X2, X_RECEIVED)
     out[int(NO_ACTION)] = (W_Z, 0)
     return out
 
@@ -174,7 +179,7 @@ def flush_plan(compiled) -> tuple:
         p = partner[wa] if wa == wb and wa < base_derived else -1
         if p >= 0 and p in (sa, sb):
             other = sb if sa == p else sa
-            near.append((SUMS * wa + 16 + (other >> 3), k))
+            near.append((SUMS * wa + 2 * FIELDS + (other >> 3), k))
         else:
             far.append((wa, sa, wb, sb, k))
     derived = [
@@ -205,7 +210,7 @@ PLANS_KEPT = 4  # the plans of the last scenarios (a run calls flush_plan once a
 _PLANS: list = []
 
 
-SUMS = 24  # a summed word's sums in the scratch: its fields', their squares', products
+SUMS = 3 * FIELDS  # a summed word's sums in the scratch: its fields', squares', products
 PARTNER_PAIRS = 3  # pairs inside a word that make one of its fields the word's partner
 
 
@@ -216,38 +221,42 @@ def scratch_size(plan: tuple) -> int:
 
 INNER = {"cache": False, "nogil": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 HOT = {**INNER, "error_model": "numpy"}
-BYTE = np.int64(255)
-FIVE = np.int64((1 << 40) - 1)  # the raw hasty counts of WORD_B (fields 0 .. 4)
-SPREAD5 = np.int64(0x0101010101)  # the sum of fields 0 .. 4 into field 4
+U = np.uint32
+BYTE = U(255)
+SPREAD4 = U(0x01010101)  # a byte into every field; the sum of fields 0 .. 3 into field 3
 
 
 @njit(**HOT)
-def block_words(n, WA, WB, FIRST, V, UNITS, DERIVED):
+def block_words(n, WA, WA2, WB, WB2, FIRST, V, UNITS, DERIVED):
     """Fill ``V``'s words (module docstring) from a block's packed counts."""
     for i in range(np.uint64(n)):
         row = i * ULANES
         a = np.uint64(WORDS) * row
-        x = a + ULANES
-        z = x + ULANES
+        a2 = a + ULANES
+        x = a2 + ULANES
+        x2 = x + ULANES
+        z = x2 + ULANES
         for b in range(ULANES):
             wa = WA[row + b]
-            raw = WB[row + b] & FIVE
-            ge = raw + (raw >> 8) + (raw >> 16) + (raw >> 24) + (raw >> 32)
-            total = ((ge * SPREAD5) >> 32) & BYTE
-            received = ((wa >> 40) & BYTE) + ((wa >> 48) & BYTE) + ((wa >> 56) & BYTE)
+            wa2 = WA2[row + b]
+            raw = WB[row + b]  # hasty_ge.1 .. 4 as counted (scale exactly k)
+            wb2 = WB2[row + b]
+            r5 = U(wb2 & BYTE)
+            ge = U(raw + U(raw >> U(8)) + U(raw >> U(16)) + U(raw >> U(24)) + U(r5 * SPREAD4))
+            total = U(U(U(ge * SPREAD4) >> U(24)) + r5)
+            received = U(U(U(wa2 >> U(8)) & BYTE) + U(U(wa2 >> U(16)) & BYTE) + U(wa2 >> U(24)))
             V[a + b] = wa
-            V[x + b] = (
-                ge
-                | (WB[row + b] & (BYTE << lanes.B_HITS))
-                | (total << X_TOTAL)
-                | (received << X_RECEIVED)
+            V[a2 + b] = wa2
+            V[x + b] = ge
+            V[x2 + b] = U(
+                r5 | U(wb2 & U(0xFF00)) | U(total << U(X_TOTAL)) | U(received << U(X_RECEIVED))
             )
-            V[z + b] = np.int64((wa & BYTE) == 0)
+            V[z + b] = U((wa & BYTE) == U(0))
     for e in range(UNITS.shape[1]):
         out = np.uint64(UNITS[0, e]) * ULANES
         src = np.uint64(UNITS[1, e]) * ULANES
-        am = UNITS[2, e]
-        sm = ~am
+        am = U(UNITS[2, e])
+        sm = U(~am)
         if e == 0 or UNITS[0, e - 1] != UNITS[0, e]:  # the unit's first member
             for b in range(ULANES):
                 V[out + b] = V[src + b]
@@ -255,7 +264,7 @@ def block_words(n, WA, WB, FIRST, V, UNITS, DERIVED):
         for b in range(ULANES):
             u = V[out + b]
             v = V[src + b]
-            V[out + b] = ((u + v) & sm) | ((u | v) & am)
+            V[out + b] = U(U(U(u + v) & sm) | U(U(u | v) & am))
     for d in range(DERIVED.shape[1]):
         out = np.uint64(DERIVED[3, d]) * ULANES
         i = np.uint64(DERIVED[1, d]) * ULANES
@@ -263,160 +272,138 @@ def block_words(n, WA, WB, FIRST, V, UNITS, DERIVED):
         if DERIVED[0, d] == DERIVED_BEFORE:
             other = np.uint64(j) * ULANES
             for b in range(ULANES):
-                V[out + b] = np.int64(FIRST[i + b] < FIRST[other + b])
+                V[out + b] = U(FIRST[i + b] < FIRST[other + b])
         else:  # actions_dist.j: the lane's actions are j (one-round cycles)
             acts = np.uint64(WORDS) * i
+            uj = U(j)
             for b in range(ULANES):
-                V[out + b] = np.int64((V[acts + b] & BYTE) == j)
+                V[out + b] = U(U(V[acts + b] & BYTE) == uj)
 
 
-SPREAD16 = np.int64(0x00FF00FF00FF00FF)  # fields 0, 2, 4, 6 in 16 bits each
-SIXTEEN = np.int64(0xFFFF)
+SPREAD16 = U(0x00FF00FF)  # fields 0 and 2 in 16 bits each
+SIXTEEN = U(0xFFFF)
 
 
 @njit(**HOT)
 def word_sums(V, w, out, p):
     """The sums along the lanes of word ``w``'s fields (``V[out + f]``), of their squares
-    (``V[out + 8 + f]``) and, if ``p`` >= 0, of their products with the field at shift
-    ``p`` (``V[out + 16 + f]``), f = 0 .. 7.  The fields' sums in one pass, four fields
-    to a 64-bit sum in 16 bits each (at most LANES * 255 < 2**16); a Z word (only field
-    0, 0 or 1) by one sum."""
+    (``V[out + 4 + f]``) and, if ``p`` >= 0, of their products with the field at shift
+    ``p`` (``V[out + 8 + f]``), f = 0 .. 3 (every sum of a block fits 32 bits: at most
+    LANES * 255 * 255).  The fields' sums in one pass, two fields to a 32-bit sum in 16
+    bits each (at most LANES * 255 < 2**16); a Z word (only field 0, 0 or 1) by one sum."""
     base = np.uint64(w) * ULANES
+    zero = U(0)
     if w % WORDS == W_Z:
-        a = np.int64(0)
+        a = zero
         for b in range(ULANES):
-            a += V[base + b] & BYTE
+            a = U(a + U(V[base + b] & BYTE))
         for f in range(SUMS):
-            V[out + np.uint64(f)] = 0
+            V[out + np.uint64(f)] = zero
         V[out] = a
-        V[out + np.uint64(8)] = a
-        V[out + np.uint64(16)] = a
+        V[out + np.uint64(FIELDS)] = a
+        V[out + np.uint64(2 * FIELDS)] = a
         return
-    lo = np.int64(0)
-    hi = np.int64(0)
-    q0 = q1 = q2 = q3 = q4 = q5 = q6 = q7 = np.int64(0)
-    c0 = c1 = c2 = c3 = c4 = c5 = c6 = c7 = np.int64(0)
+    lo = zero
+    hi = zero
+    q0 = q1 = q2 = q3 = zero
+    c0 = c1 = c2 = c3 = zero
     if p < 0:
         for b in range(ULANES):
             v = V[base + b]
-            lo += v & SPREAD16
-            hi += (v >> 8) & SPREAD16
-            x0 = v & BYTE
-            x1 = (v >> 8) & BYTE
-            x2 = (v >> 16) & BYTE
-            x3 = (v >> 24) & BYTE
-            x4 = (v >> 32) & BYTE
-            x5 = (v >> 40) & BYTE
-            x6 = (v >> 48) & BYTE
-            x7 = (v >> 56) & BYTE
-            q0 += x0 * x0
-            q1 += x1 * x1
-            q2 += x2 * x2
-            q3 += x3 * x3
-            q4 += x4 * x4
-            q5 += x5 * x5
-            q6 += x6 * x6
-            q7 += x7 * x7
+            lo = U(lo + U(v & SPREAD16))
+            hi = U(hi + U(U(v >> U(8)) & SPREAD16))
+            x0 = U(v & BYTE)
+            x1 = U(U(v >> U(8)) & BYTE)
+            x2 = U(U(v >> U(16)) & BYTE)
+            x3 = U(v >> U(24))
+            q0 = U(q0 + U(x0 * x0))
+            q1 = U(q1 + U(x1 * x1))
+            q2 = U(q2 + U(x2 * x2))
+            q3 = U(q3 + U(x3 * x3))
     else:
+        up = U(p)
         for b in range(ULANES):
             v = V[base + b]
-            lo += v & SPREAD16
-            hi += (v >> 8) & SPREAD16
-            y = (v >> p) & BYTE
-            x0 = v & BYTE
-            x1 = (v >> 8) & BYTE
-            x2 = (v >> 16) & BYTE
-            x3 = (v >> 24) & BYTE
-            x4 = (v >> 32) & BYTE
-            x5 = (v >> 40) & BYTE
-            x6 = (v >> 48) & BYTE
-            x7 = (v >> 56) & BYTE
-            q0 += x0 * x0
-            q1 += x1 * x1
-            q2 += x2 * x2
-            q3 += x3 * x3
-            q4 += x4 * x4
-            q5 += x5 * x5
-            q6 += x6 * x6
-            q7 += x7 * x7
-            c0 += x0 * y
-            c1 += x1 * y
-            c2 += x2 * y
-            c3 += x3 * y
-            c4 += x4 * y
-            c5 += x5 * y
-            c6 += x6 * y
-            c7 += x7 * y
-    for f in range(4):
-        V[out + np.uint64(2 * f)] = (lo >> (16 * f)) & SIXTEEN
-        V[out + np.uint64(2 * f + 1)] = (hi >> (16 * f)) & SIXTEEN
-    V[out + np.uint64(8)] = q0
-    V[out + np.uint64(9)] = q1
-    V[out + np.uint64(10)] = q2
-    V[out + np.uint64(11)] = q3
-    V[out + np.uint64(12)] = q4
-    V[out + np.uint64(13)] = q5
-    V[out + np.uint64(14)] = q6
-    V[out + np.uint64(15)] = q7
-    V[out + np.uint64(16)] = c0
-    V[out + np.uint64(17)] = c1
-    V[out + np.uint64(18)] = c2
-    V[out + np.uint64(19)] = c3
-    V[out + np.uint64(20)] = c4
-    V[out + np.uint64(21)] = c5
-    V[out + np.uint64(22)] = c6
-    V[out + np.uint64(23)] = c7
+            lo = U(lo + U(v & SPREAD16))
+            hi = U(hi + U(U(v >> U(8)) & SPREAD16))
+            y = U(U(v >> up) & BYTE)
+            x0 = U(v & BYTE)
+            x1 = U(U(v >> U(8)) & BYTE)
+            x2 = U(U(v >> U(16)) & BYTE)
+            x3 = U(v >> U(24))
+            q0 = U(q0 + U(x0 * x0))
+            q1 = U(q1 + U(x1 * x1))
+            q2 = U(q2 + U(x2 * x2))
+            q3 = U(q3 + U(x3 * x3))
+            c0 = U(c0 + U(x0 * y))
+            c1 = U(c1 + U(x1 * y))
+            c2 = U(c2 + U(x2 * y))
+            c3 = U(c3 + U(x3 * y))
+    V[out] = U(lo & SIXTEEN)
+    V[out + np.uint64(1)] = U(hi & SIXTEEN)
+    V[out + np.uint64(2)] = U(lo >> U(16))
+    V[out + np.uint64(3)] = U(hi >> U(16))
+    V[out + np.uint64(4)] = q0
+    V[out + np.uint64(5)] = q1
+    V[out + np.uint64(6)] = q2
+    V[out + np.uint64(7)] = q3
+    V[out + np.uint64(8)] = c0
+    V[out + np.uint64(9)] = c1
+    V[out + np.uint64(10)] = c2
+    V[out + np.uint64(11)] = c3
 
 
 @njit(**HOT)
-def flush_block(n, WA, WB, FIRST, V, plan, s1, s2, sl, sx, tot, AB):
+def flush_block(n, WA, WA2, WB, WB2, FIRST, V, plan, s1, s2, sl, sx, tot, AB):
     """Add a block of ``LANES`` one-round cycles to the sums from its packed counts
-    (``WA``, ``WB``, ``FIRST`` [n, LANES] as ``lanes.play_block`` leaves them, every
-    lane's round played; ``V`` the words' scratch; ``plan``: ``flush_plan``'s), as
-    ``counts.flush_single`` adds the same cycles written into the counts array; ``AB[0,
-    i, j]`` counts acts_before (the driver adds it to the sums)."""
+    (``WA``, ``WA2``, ``WB``, ``WB2``, ``FIRST`` [n, LANES], uint32, as
+    ``play_block_packed`` leaves them, every lane's round played; ``V`` the words'
+    scratch; ``plan``: ``flush_plan``'s), as ``counts.flush_single`` adds the same cycles
+    written into the counts array; ``AB[0, i, j]`` counts acts_before (the driver adds it
+    to the sums)."""
     UNITS, EMIT, PAIRS, NEAR, PARTNER, DERIVED, dist_off, summed, words = plan
-    block_words(n, WA, WB, FIRST, V, UNITS, DERIVED)
+    block_words(n, WA, WA2, WB, WB2, FIRST, V, UNITS, DERIVED)
     at = np.uint64(words) * ULANES  # the words' sums after the words: SUMS entries a word
     for w in range(summed):
         word_sums(V, w, at + np.uint64(SUMS * w), PARTNER[w])
     for e in range(EMIT.shape[1]):
         slot = EMIT[2, e]
         f = at + np.uint64(SUMS * EMIT[0, e] + (EMIT[1, e] >> 3))
-        a1 = V[f]
+        a1 = np.int64(V[f])
         s1[slot] += a1
-        s2[slot] += a1 if EMIT[3, e] != 0 else V[f + np.uint64(8)]  # 0 or 1: x^2 = x
+        s2[slot] += a1 if EMIT[3, e] != 0 else np.int64(V[f + np.uint64(FIELDS)])  # x^2 = x
         sl[slot] += a1
     for k in range(PAIRS.shape[1]):
         wa = np.uint64(PAIRS[0, k]) * ULANES
-        sa = PAIRS[1, k]
+        sa = U(PAIRS[1, k])
         wb = np.uint64(PAIRS[2, k]) * ULANES
-        sb = PAIRS[3, k]
-        acc = np.int64(0)
+        sb = U(PAIRS[3, k])
+        acc = U(0)
         for b in range(ULANES):
-            acc += ((V[wa + b] >> sa) & BYTE) * ((V[wb + b] >> sb) & BYTE)
-        sx[PAIRS[4, k]] += acc
+            acc = U(acc + U(U(U(V[wa + b] >> sa) & BYTE) * U(U(V[wb + b] >> sb) & BYTE)))
+        sx[PAIRS[4, k]] += np.int64(acc)
     for k in range(NEAR.shape[1]):  # pairs with a word's partner field (``word_sums``)
-        sx[NEAR[1, k]] += V[at + np.uint64(NEAR[0, k])]
+        sx[NEAR[1, k]] += np.int64(V[at + np.uint64(NEAR[0, k])])
     for i in range(n):
         acts = np.uint64(WORDS * i) * ULANES  # actions: field 0 of A
         d = dist_off[i]
         for k in range(dist_off[i + 1] - d):  # actions_dist: the cycle's actions
-            hits = np.int64(0)
+            hits = U(0)
+            uk = U(k)
             for b in range(ULANES):
-                hits += np.int64((V[acts + b] & BYTE) == k)
-            s1[d + k] += hits
-            s2[d + k] += hits
-            sl[d + k] += hits
+                hits = U(hits + U(U(V[acts + b] & BYTE) == uk))
+            s1[d + k] += np.int64(hits)
+            s2[d + k] += np.int64(hits)
+            sl[d + k] += np.int64(hits)
         fi = np.uint64(i) * ULANES
         for j in range(n):  # acts_before: i's first action strictly before j's
             if j == i:
                 continue
             fj = np.uint64(j) * ULANES
-            before = np.int64(0)
+            before = U(0)
             for b in range(ULANES):
-                before += np.int64(FIRST[fi + b] < FIRST[fj + b])
-            AB[0, i, j] += before
+                before = U(before + U(FIRST[fi + b] < FIRST[fj + b]))
+            AB[0, i, j] += np.int64(before)
     tot[0] += LANES
     tot[1] += LANES
     tot[2] += LANES
@@ -425,44 +412,52 @@ def flush_block(n, WA, WB, FIRST, V, plan, s1, s2, sl, sx, tot, AB):
 # inlined by numba into its caller, as ``lanes.play_block`` is (docs/performance.md)
 @njit(**{**INNER, "error_model": "numpy"}, inline="always")
 def play_block_packed(
-    key, r0, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, SA, SB, SF
+    key, r0, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS,
+    SA, SA2, SB, SB2, SF,
 ):  # fmt: skip
     """``lanes.play_block`` leaving the block's packed counts and first steps in ``SA``,
-    ``SB``, ``SF`` [n, LANES] (every lane in its own place: the rounds played alone after
+    ``SA2``, ``SB``, ``SB2``, ``SF`` [n, LANES] (uint32, as ``lanes.play_passes`` holds
+    them: NONE32 for no first step; every lane in its own place: the rounds played alone after
     ``lanes.compact`` put back into theirs) instead of the counts array; ``S``'s row OKS
     as there.  Returns the passes played."""
-    lanes.start_block(key, r0, n, C, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS)
+    lanes.start_block(key, r0, n, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS)
     passes, left = lanes.play_passes(
-        n, order, ULANES, lanes.FIRST_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KEYS
-    )
+        n, order, ULANES, lanes.FIRST_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WA2,
+        WB, WB2, KEYS,
+    )  # fmt: skip
     for m in range(np.uint64(n) * ULANES):
         SA[m] = WA[m]
+        SA2[m] = WA2[m]
         SB[m] = WB[m]
+        SB2[m] = WB2[m]
         SF[m] = FIRST[m]
     for b in range(ULANES):
         S[lanes.OKS + b] = S[lanes.ROW0 + b]
     if left == 0:
         return passes
-    m, width = lanes.compact(n, S, WD, POOL, RK, FIRST, ATT, WA, WB, KEYS)
+    m, width = lanes.compact(n, S, WD, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS)
     more, _ = lanes.play_passes(
-        n, order, width, lanes.MAX_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WB, KEYS
-    )
+        n, order, width, lanes.MAX_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WA2, WB,
+        WB2, KEYS,
+    )  # fmt: skip
     for j in range(m):
         b = np.uint64(S[lanes.ORIG + j])
         S[lanes.OKS + b] = S[lanes.ROW0 + j]
         for i in range(np.uint64(n)):
             row = i * ULANES
             SA[row + b] = WA[row + j]
+            SA2[row + b] = WA2[row + j]
             SB[row + b] = WB[row + j]
+            SB2[row + b] = WB2[row + j]
             SF[row + b] = FIRST[row + j]
     return passes + more
 
 
 @njit(**INNER)
-def pack_column(n, CS, Y, F, b, SA, SB, SF):
+def pack_column(n, CS, Y, F, b, SA, SA2, SB, SB2, SF):
     """Lane b's round as the scalar player wrote it into column b of ``Y`` (and ``F``)
-    packed into ``SA``, ``SB``, ``SF`` as the lanes pack theirs; the column then zeroed
-    (``lanes.clear_column``)."""
+    packed into ``SA``, ``SA2``, ``SB``, ``SB2``, ``SF`` as the lanes pack theirs; the
+    column then zeroed (``lanes.clear_column``)."""
     ub = np.uint64(b)
     for i in range(n):
         row = np.uint64(i) * ULANES
@@ -472,7 +467,9 @@ def pack_column(n, CS, Y, F, b, SA, SB, SF):
         wb = np.int64(0)
         for k in range(lanes.WORD_B.size):
             wb |= np.int64(Y[CS[i, lanes.WORD_B[k]] + ub]) << (8 * k)
-        SA[row + ub] = wa
-        SB[row + ub] = wb
-        SF[row + ub] = F[i, b]
+        SA[row + ub] = U(wa & 0xFFFFFFFF)
+        SA2[row + ub] = U(wa >> 32)
+        SB[row + ub] = U(wb & 0xFFFFFFFF)
+        SB2[row + ub] = U(wb >> 32)
+        SF[row + ub] = U(F[i, b]) if F[i, b] != lanes.NO_STEP else lanes.NONE32
     lanes.clear_column(n, CS, Y, F, b)

@@ -3,7 +3,7 @@
 
 Rounds go in blocks of ``lanes.LANES`` (the counts array's batch):
 ``lanes_flush.play_block_packed`` plays a block side by side and leaves every round's
-counts packed (``SA``, ``SB``, ``SF``); a round it could not finish from its lane's bytes
+counts packed (``SA`` .. ``SF``, 32-bit words); a round it could not finish from its lane's bytes
 is played again by ``rules.play_round`` (kernel.py's lean scalar player, ``play_lean``)
 into its column of the counts array and packed into its place
 (``lanes_flush.pack_column``); ``lanes_flush.flush_block`` then adds the block to the
@@ -29,7 +29,8 @@ LANES = lanes.LANES
 @njit(**JIT)
 def run_rounds_lanes(
     key, first, n_rounds, P, T, GL, CS, W, G, KT, Y, F, L, EV, st, plan, s1, s2, sl, sx, tot, AB,
-    FT, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, SA, SB, SF, V, packed,
+    FT, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS, SA, SA2, SB, SB2, SF,
+    V, packed,
 ):  # fmt: skip
     """``kernel.run_rounds_plain`` with blocks of LANES rounds played side by side
     (``packed``: ``lanes_flush.flush_plan``; ``V`` its words' scratch)."""
@@ -49,8 +50,9 @@ def run_rounds_lanes(
         nb = min(LANES, end - r)
         if nb == LANES:
             lanes_flush.play_block_packed(
-                key, r, n, order, C, TT, WD, BY, S, POOL, RK, FIRST, ATT, WA, WB, KEYS, SA, SB, SF
-            )
+                key, r, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
+                KEYS, SA, SA2, SB, SB2, SF,
+            )  # fmt: skip
         # the scalar player (one call site: a copy of it compiled, not two): every round
         # of a last block of fewer rounds, and a round that outran its lane's bytes
         for b in range(nb):
@@ -61,9 +63,9 @@ def run_rounds_lanes(
                 G[G_ROUND] = r + b
                 play_lean(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, 0)
                 if nb == LANES:
-                    lanes_flush.pack_column(n, CS, Y, F, b, SA, SB, SF)
+                    lanes_flush.pack_column(n, CS, Y, F, b, SA, SA2, SB, SB2, SF)
         if nb == LANES:  # a whole block: flushed straight from its packed counts
-            lanes_flush.flush_block(n, SA, SB, SF, V, packed, s1, s2, sl, sx, tot, AB)
+            lanes_flush.flush_block(n, SA, SA2, SB, SB2, SF, V, packed, s1, s2, sl, sx, tot, AB)
             r += nb
             continue
         for b in range(nb):
@@ -100,10 +102,11 @@ def run_chunk_lanes(
             C,
             TT,
             np.zeros(lanes.LANE_WORDS * LANES, dtype=np.uint64),
+            np.zeros(lanes.W_ROWS * LANES, dtype=np.uint32),
             np.zeros(lanes.LANE_BYTES * LANES, dtype=np.uint8),
-            np.zeros(lanes.S_ROWS * LANES, dtype=np.int64),
-            *(np.zeros(per, dtype=np.int64) for _ in range(10)),  # POOL .. KEYS, SA, SB, SF
-            np.zeros(lanes_flush.scratch_size(packed), dtype=np.int64),
+            np.zeros(lanes.S_ROWS * LANES, dtype=np.uint32),
+            *(np.zeros(per, dtype=np.uint32) for _ in range(14)),  # POOL .. KEYS, SA .. SF
+            np.zeros(lanes_flush.scratch_size(packed), dtype=np.uint32),
             packed,
         )
     )
