@@ -18,7 +18,8 @@ All are numba *intrinsics*, which plain Python cannot call.  With
 ``NUMBA_DISABLE_JIT=1`` (the coverage run, ``make coverage``) they are replaced by
 plain-Python equivalents, so every kernel also runs, slowly, as ordinary Python.
 
-``JIT`` is the one set of options every kernel function is compiled with, and
+``JIT`` is the one set of options every kernel function is compiled with (``ENTRY``:
+the same for a kernel's entry point, without the C wrapper no caller uses), and
 ``njit`` the one decorator: ``@njit(**JIT)`` is numba's ``njit`` releasing the GIL for
 worker threads and cached on disk by :class:`SourceTreeCache`, whose entries are
 valid only for the exact source text of simkit/systems/ and simkit/metrics/
