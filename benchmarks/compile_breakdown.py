@@ -19,12 +19,13 @@ shown:
 * every compiled function: its signatures (a function compiled for two argument
   types costs twice), its own processor time (``self``), and of that the type
   inference and LLVM, largest first; functions compiled for more than one signature
-  are listed with their signatures (``--signatures``).
+  are listed with their signatures (``--signatures``);
+* numba's compiler passes by processor time, LLVM's work excluded (``--passes``).
 
 Processor seconds hold steady on a loaded machine where wall seconds stretch.
 
 Usage: python benchmarks/compile_breakdown.py [--paths 'readiness, holds; vtm']
-       [--repeat 2] [--top 25] [--signatures] [--json FILE]
+       [--repeat 2] [--top 25] [--signatures] [--passes] [--json FILE]
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ def child(label: str, out: str) -> None:
     frames: list[dict] = []  # the functions being compiled, innermost last
     functions: dict[str, dict] = {}
     phase = {p: 0.0 for p in PHASES}
+    by_pass: dict[str, float] = {}  # processor seconds per numba pass (innermost, not LLVM)
     passes: list[tuple[str, float]] = []  # (pass name, start) of the running passes
     llvm: list[float] = []
 
@@ -87,6 +89,7 @@ def child(label: str, out: str) -> None:
             key = "llvm"
         elif passes:
             name = passes[-1][0]
+            by_pass[name] = by_pass.get(name, 0.0) + seconds
             key = {"nopython_type_inference": "inference", "native_lowering": "lowering"}.get(
                 name, "other"
             )
@@ -180,7 +183,10 @@ def child(label: str, out: str) -> None:
     phase["import"] = imported - start
     phase["rest"] = (end - imported) - sum(phase[p] for p in PHASES if p not in ("import", "rest"))
     with open(out, "w") as f:
-        json.dump({"cpu_self": end - start, "phase": phase, "functions": functions}, f)
+        json.dump(
+            {"cpu_self": end - start, "phase": phase, "functions": functions, "passes": by_pass},
+            f,
+        )
 
 
 def run_child(label: str) -> dict:
@@ -209,7 +215,7 @@ def run_child(label: str) -> dict:
     return result
 
 
-def show(label: str, r: dict, top: int, signatures: bool) -> None:
+def show(label: str, r: dict, top: int, signatures: bool, passes: bool = False) -> None:
     phase = r["phase"]
     funcs = r["functions"]
     compiles = sum(len(f["signatures"]) for f in funcs.values())
@@ -232,6 +238,9 @@ def show(label: str, r: dict, top: int, signatures: bool) -> None:
     if rest:
         print(f"   {f'({len(rest)} more)':<44} {sum(len(f['signatures']) for _, f in rest):>4} "
               f"{sum(f['self'] for _, f in rest):>7.2f}")  # fmt: skip
+    if passes:  # numba's passes (LLVM's work excluded), largest first
+        ranked_passes = sorted(r.get("passes", {}).items(), key=lambda kv: -kv[1])
+        print("   numba passes: " + ", ".join(f"{k} {v:.2f}" for k, v in ranked_passes[:12]))
     if signatures:
         for name, f in ranked:
             if len(f["signatures"]) > 1:
@@ -246,6 +255,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2, help="cold runs per path (least cpu)")
     parser.add_argument("--top", type=int, default=25, help="functions listed per path")
     parser.add_argument("--signatures", action="store_true", help="list repeated signatures")
+    parser.add_argument("--passes", action="store_true", help="list numba's passes by time")
     parser.add_argument("--json", help="also write every path's breakdown here")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -265,7 +275,7 @@ def main() -> None:
     print(f"Cold compile breakdown (empty numba cache, fresh process), least cpu of "
           f"{max(1, args.repeat)}; seconds are processor seconds")  # fmt: skip
     for label in chosen:
-        show(label, best[label], args.top, args.signatures)
+        show(label, best[label], args.top, args.signatures, args.passes)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(best, f, indent=1)

@@ -173,6 +173,28 @@ def _plain_sums(rows, lengths, pairs, weights=None):
     return s1, s2, sl, sx, tot
 
 
+# The flushes are compiled without Python wrappers (counting.COLD: only kernels call
+# them); the tests call them through these.
+@njit
+def _flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot):
+    counting.flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot)
+
+
+@njit
+def _aggregate_batch(Y, nb, lb, agg_sum, agg_any):
+    counting.aggregate_batch(Y, nb, lb, agg_sum, agg_any)
+
+
+@njit
+def _flush_batch(Y, L, nb, lb, single, ranges, pair_rows, s1, s2, sl, sx, tot):
+    counting.flush_batch(Y, L, nb, lb, single, ranges, pair_rows, s1, s2, sl, sx, tot)
+
+
+@njit
+def _clear_batch(Y, L, nb):
+    counting.clear_batch(Y, L, nb)
+
+
 def _zeros(size, pairs):
     return [np.zeros(k, np.int64) for k in (size, size, size, pairs, 3)]
 
@@ -187,7 +209,7 @@ def test_flush_weighted_is_flush_cycle_w_times():
     for _ in range(20):
         y = rng.integers(0, 7, size).astype(np.int64)
         w = int(rng.integers(1, 50))
-        counting.flush_weighted(y, w, *weighted[:4], pa, pb, weighted[4])
+        _flush_weighted(y, w, *weighted[:4], pa, pb, weighted[4])
         for _ in range(w):
             flush_cycle(y.copy(), 1, *repeated[:4], pa, pb, repeated[4])
         rows.append(y.tolist())
@@ -226,13 +248,13 @@ def test_batch_flush_is_the_plain_sum_of_its_cycles(single):
         expect_rows.append(y)
     lengths = L[:nb].tolist()
     s1, s2, sl, sx, tot = _zeros(10 + rows, pair_rows.shape[1])
-    counting.aggregate_batch(Y, nb, lb, agg_sum, agg_any)
-    counting.flush_batch(Y, L, nb, lb, single, ranges, pair_rows, s1, s2, sl, sx, tot)
+    _aggregate_batch(Y, nb, lb, agg_sum, agg_any)
+    _flush_batch(Y, L, nb, lb, single, ranges, pair_rows, s1, s2, sl, sx, tot)
     plain = _plain_sums(expect_rows, lengths, list(zip(*pair_rows.tolist(), strict=True)))
     assert s1[10:].tolist() == plain[0] and s2[10:].tolist() == plain[1]
     assert sl[10:].tolist() == plain[2] and sx.tolist() == plain[3] and tot.tolist() == plain[4]
     assert not s1[:10].any()
-    counting.clear_batch(Y, L, nb)
+    _clear_batch(Y, L, nb)
     assert not Y.any() and not L.any()
 
 

@@ -137,7 +137,10 @@ __all__ = [
 ]
 
 # Inner functions: compiled into the kernels' cached entry points (not cached apart).
+# COLD: those only jitted code calls (tests call the histogram's from Python): no Python
+# or C wrapper, each of which numba would lower and LLVM optimise and emit per function.
 INNER = {**JIT, "cache": False}
+COLD = {**INNER, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 
 
 # --------------------------------------------------------------------------- slot plan
@@ -249,7 +252,7 @@ def close_chunk(sums, n_rounds, s1, s2, sx, binary, const_slots, const_values, a
 BATCH_DTYPE = np.uint16
 
 
-@njit(**INNER)
+@njit(**COLD)
 def flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot):
     """``w`` one-round cycles whose row is ``y``: ``flush_cycle(y, 1, ...)`` ``w`` times
     (``y`` is kept)."""
@@ -265,7 +268,7 @@ def flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot):
     tot[2] += w
 
 
-@njit(**INNER)
+@njit(**COLD)
 def aggregate_batch(Y, nb, lb, agg_sum, agg_any):
     """The group and side rows of cycles 0 .. nb - 1 of a batch (``1 << lb`` cycles a
     row): ``agg_sum`` [2, k] (source row, unit row) adds a member, ``agg_any`` [2, k]
@@ -283,7 +286,7 @@ def aggregate_batch(Y, nb, lb, agg_sum, agg_any):
             Y[dst + b] = max(Y[dst + b], Y[src + b])
 
 
-@njit(**INNER)
+@njit(**COLD)
 def flush_batch(Y, L, nb, lb, single, ranges, pair_rows, s1, s2, sl, sx, tot):
     """Add the rows of cycles 0 .. nb - 1 of a batch to the running sums: ``ranges`` [3,
     k] (row, slot, 1 if the count is 0 or 1 in a round) of every row summed,
@@ -339,7 +342,7 @@ def batch_fits(bound: int) -> bool:
     return 0 <= bound <= np.iinfo(BATCH_DTYPE).max
 
 
-@njit(**INNER)
+@njit(**COLD)
 def clear_batch(Y, L, nb):
     """Zero the counts array and the rounds of cycles 0 .. nb - 1."""
     for b in range(nb):
@@ -445,7 +448,7 @@ def histogram_used(t):
     return t[1]
 
 
-@njit(**INNER, forceinline=True)
+@njit(**COLD, forceinline=True)
 def _insert(t, code, count):
     """Add ``count`` rounds of ``code``; True if the code is new."""
     mask = t[0]
@@ -461,7 +464,7 @@ def _insert(t, code, count):
     return new
 
 
-@njit(**INNER)
+@njit(**COLD)
 def _grow(t):
     """Twice the entries, every outcome placed again."""
     size = t[0] + 1

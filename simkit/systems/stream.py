@@ -52,8 +52,9 @@ import numpy as np
 
 from simkit.systems.support import JIT, njit
 
-# Helpers only jitted code calls: no Python wrapper is compiled for them.
-INNER = {**JIT, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+# Helpers only jitted code calls: no Python or C wrapper is compiled for them, and they
+# are not cached apart (the kernels' entry points are, with them compiled in).
+INNER = {**JIT, "cache": False, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 
 STATE_WORDS = 12  # the working array (see the module docstring)
 CANONICAL_WORDS = 6
@@ -128,7 +129,7 @@ def roll(st, sides):
             return b % sides + 1
 
 
-@njit(**JIT, forceinline=True)
+@njit(**INNER, forceinline=True)
 def roll_many(st, count, sides, field, face_bits):
     """``count`` rolls of ``roll(st, sides)``, the same draws, with the byte buffer in
     registers (``roll`` goes through the state array for every byte): the dice as

@@ -18,7 +18,8 @@ All are numba *intrinsics*, which plain Python cannot call.  With
 ``NUMBA_DISABLE_JIT=1`` (the coverage run, ``make coverage``) they are replaced by
 plain-Python equivalents, so every kernel also runs, slowly, as ordinary Python.
 
-``JIT`` is the one set of options every kernel function is compiled with, and
+``JIT`` is the one set of options every kernel function is compiled with (``ENTRY``:
+the same for a kernel's entry point, without the C wrapper no caller uses), and
 ``njit`` the one decorator: ``@njit(**JIT)`` is numba's ``njit`` releasing the GIL for
 worker threads and cached on disk by :class:`SourceTreeCache`, whose entries are
 valid only for the exact source text of simkit/systems/ and simkit/metrics/
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import numba
-from numba import carray, config, types
+from numba import config, types
 from numba.core.caching import CacheImpl, CompileResultCacheImpl, FunctionCache
 from numba.core.dispatcher import Dispatcher
 from numba.extending import intrinsic
@@ -47,6 +48,9 @@ from numba.extending import intrinsic
 JIT_DISABLED = bool(config.DISABLE_JIT)
 CACHE = not os.environ.get("SIMKIT_NO_CACHE")
 JIT = {"cache": CACHE, "nogil": True}
+# A kernel's entry point: called from Python through its Python wrapper, never as a C
+# function, so no C wrapper is lowered, optimised and emitted for it.
+ENTRY = {**JIT, "no_cfunc_wrapper": True}
 
 # The source trees every kernel may compile code from: a new file in them is covered.
 SOURCE_TREES = ("systems", "metrics")
@@ -169,25 +173,55 @@ if JIT_DISABLED:
 else:  # pragma: no cover  (compiled intrinsics: not Python lines coverage can see)
 
     @intrinsic
-    def _data_pointer(typingctx, arr):
-        sig = types.CPointer(arr.dtype)(arr)
+    def unmanaged(typingctx, arr):
+        """A view of C-contiguous ``arr`` that numba does not reference-count."""
+        if not isinstance(arr, types.Array):
+            return None
+        sig = types.Array(arr.dtype, arr.ndim, "C")(arr)
 
         def codegen(context, builder, signature, args):
-            ary = context.make_array(signature.args[0])(context, builder, args[0])
-            return ary.data
+            src = context.make_array(signature.args[0])(context, builder, args[0])
+            out = context.make_array(signature.return_type)(context, builder)
+            context.populate_array(
+                out,
+                data=src.data,
+                shape=src.shape,
+                strides=src.strides,
+                itemsize=src.itemsize,
+                meminfo=None,
+            )
+            return out._getvalue()
 
         return sig, codegen
 
-    @njit(**JIT, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-    def unmanaged(arr):
-        """A view of C-contiguous ``arr`` that numba does not reference-count."""
-        return carray(_data_pointer(arr), arr.shape)
-
-    @njit(**JIT, no_cpython_wrapper=True, no_cfunc_wrapper=True, forceinline=True)
-    def with_columns(arr, columns):
+    @intrinsic
+    def with_columns(typingctx, arr, columns):
         """``unmanaged(arr)`` of a C-contiguous 2-d array whose row length ``columns`` is
         a compile-time constant (a global): indexing it needs no stride from memory."""
-        return carray(_data_pointer(arr), (arr.shape[0], columns))
+        if not (isinstance(arr, types.Array) and arr.ndim == 2):
+            return None
+        if not isinstance(columns, types.IntegerLiteral):
+            return None
+        sig = types.Array(arr.dtype, 2, "C")(arr, columns)
+        k = columns.literal_value
+
+        def codegen(context, builder, signature, args):
+            src = context.make_array(signature.args[0])(context, builder, args[0])
+            out = context.make_array(signature.return_type)(context, builder)
+            intp = context.get_value_type(types.intp)
+            rows = builder.extract_value(src.shape, 0)
+            size = context.get_abi_sizeof(context.get_data_type(signature.args[0].dtype))
+            context.populate_array(
+                out,
+                data=src.data,
+                shape=[rows, intp(k)],
+                strides=[intp(k * size), intp(size)],
+                itemsize=src.itemsize,
+                meminfo=None,
+            )
+            return out._getvalue()
+
+        return sig, codegen
 
     @intrinsic
     def leading_zeros(typingctx, x):

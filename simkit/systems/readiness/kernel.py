@@ -105,7 +105,7 @@ from simkit.systems.readiness.counts import (
 )
 from simkit.systems.readiness.rules import FIELD, RANK_BY_COUNTING, round_player
 from simkit.systems.stream import STATE_WORDS, canonical_state, chance_threshold, round_start
-from simkit.systems.support import JIT, njit, unmanaged, with_columns
+from simkit.systems.support import ENTRY, njit, unmanaged, with_columns
 
 HASTY_UP_TO = re.compile(schema.HASTY_UP_TO_PATTERN)
 BATCH_ENTRIES = 65536  # counts-array entries per batch (rows x cycles)
@@ -351,7 +351,7 @@ def _drivers(may_hold):
     compiling), so a scenario without holds never compiles the R5 code; ``trace_rounds``
     the same for both."""
 
-    @njit(**JIT)
+    @njit(**ENTRY)
     def run_rounds(
         key,
         first,
@@ -439,7 +439,7 @@ def _drivers(may_hold):
                 sl[slot] += AB[0, i, j] + AB[1, i, j]
         return carry
 
-    @njit(**JIT)
+    @njit(**ENTRY)
     def trace_rounds(
         key,
         first,
@@ -494,7 +494,7 @@ def _rows_driver(may_hold):
     """``rows_rounds``: ``trace_rounds`` without events (the simulation's player), for
     ``rows`` (R8a fights: engine.fights plays every round's count row)."""
 
-    @njit(**JIT)
+    @njit(**ENTRY)
     def rows_rounds(
         key,
         first,

@@ -21,12 +21,12 @@ from simkit.systems.readiness import counts, lanes, lanes_flush
 from simkit.systems.readiness.codes import COUNT_COLUMNS, G_LOG_BATCH, G_ORDER, G_ROUND, N_FIELDS
 from simkit.systems.readiness.kernel import Compiled, driver_arguments, flush_single, play_lean
 from simkit.systems.stream import round_start
-from simkit.systems.support import JIT, njit, unmanaged, with_columns
+from simkit.systems.support import ENTRY, njit, unmanaged, with_columns
 
 LANES = lanes.LANES
 
 
-@njit(**JIT)
+@njit(**ENTRY)
 def run_rounds_lanes(
     key, first, n_rounds, P, T, GL, CS, W, G, KT, Y, F, L, EV, st, plan, s1, s2, sl, sx, tot, AB,
     FT, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS, SA, SA2, SB, SB2, SF,
