@@ -316,7 +316,10 @@ def _guard_lists(scenario, params: np.ndarray) -> tuple[list[int], np.ndarray]:
 
 
 def _padded(slots: np.ndarray, columns: int) -> np.ndarray:
-    """``slots`` [n, K] as uint64 rows of ``columns`` entries (K <= columns; the rest 0)."""
+    """``slots`` [n, K] as uint64 rows of ``columns`` entries (K <= columns; the rest 0).
+    A combatant's K slots are consecutive (rules.at reads ``CS[i, m]`` as ``CS[i, 0]``
+    plus m rows)."""
+    assert (slots == slots[:, :1] + np.arange(slots.shape[1])).all()
     table = np.zeros((slots.shape[0], columns), dtype=np.uint64)
     table[:, : slots.shape[1]] = slots
     return table

@@ -105,6 +105,7 @@ from simkit.systems.readiness.codes import (
     G_EVENTS,
     G_HOLDER_ACTIONS,
     G_HOLDING,
+    G_LOG_BATCH,
     G_MAY_HOLD,
     G_ORDER,
     G_PREP,
@@ -182,6 +183,7 @@ from simkit.systems.readiness.codes import (
     W_POOL,
     W_RANK,
     W_RELEASE_EVENT,
+    W_ROWS,
     W_STATE,
     WASTED_DEFENSES,
     WE_DEFEND,
@@ -457,6 +459,15 @@ def spend(P, W, G, KT, i, v, do, holds):
 
 # --------------------------------------------------------------------------- R4, R5, R7
 @njit(**HELPER)
+def at(rows, m, lb):
+    """The entry of count ``m`` of the combatant whose first count's entry this round is
+    ``rows`` (``W_ROWS``): a combatant's counts are consecutive slots of the layout
+    (``Layout.count_slots``), rows of ``1 << lb`` cycles, so ``CS[i, m] + col`` without a
+    load from ``CS`` (a 256-byte row per combatant) on the action's path."""
+    return rows + (np.uint64(m) << lb)
+
+
+@njit(**HELPER)
 def opponents_have_dice(P, G, i):
     return G[G_ARMED] - G[G_SIDE_ARMED + P[i, P_SIDE]] > 0
 
@@ -631,6 +642,7 @@ def round_player(log, may_hold, lean=False):
         R5: an attack releases the until_attacked holder it hits (after the responses);
         any action releases the actor's opponents' until_enemy_acts holders."""
         n = P.shape[0]
+        lb = np.uint64(G[G_LOG_BATCH])  # the counts array's rows: 1 << lb cycles
         # ---- R1, R2, T2 and R3
         if log and no_hold:
             event(EV, G, EV_NO_HOLD, NOBODY, NOBODY, ZERO, ZERO, ZERO)
@@ -661,6 +673,7 @@ def round_player(log, may_hold, lean=False):
                     event(EV, G, EV_PREP, i, NOBODY, pool, ready, ZERO)
             W[i, W_ATTACKED] = 0
             W[i, W_FIRST] = NO_STEP
+            W[i, W_ROWS] = np.int64(CS[i, 0] + col)  # its counts: CS[i, m] = CS[i, 0] + (m << lb)
             if may_hold:  # R5's state: who has dice per side, hold states, held dice
                 armed = np.int64(W[i, W_POOL] != 0)
                 G[G_ARMED] += armed
@@ -742,10 +755,11 @@ def round_player(log, may_hold, lean=False):
                     for j in range(n):
                         by_holder |= (j != c) & (W[j, W_LOWEST] < a)
                 step = G[G_STEP]
+                rc = np.uint64(W[c, W_ROWS])
                 responded = ZERO  # R3 [rev 3]: responses to this action (a chain ends)
-                Y[CS[c, ACTIONS] + col] += 1
+                Y[at(rc, ACTIONS, lb)] += 1
                 if step == 0:  # the round's first action
-                    Y[CS[c, FIRST_ACTION] + col] += 1
+                    Y[at(rc, FIRST_ACTION, lb)] += 1
                 W[c, W_FIRST] = min(W[c, W_FIRST], step)
                 G[G_STEP] = step + 1
                 side = P[c, P_SIDE]
@@ -766,9 +780,10 @@ def round_player(log, may_hold, lean=False):
                     mask = P[c, P_TARGET_MASK]
                     r = next_byte(st) & mask if mask >= 0 else below(st, P[c, P_TARGET_COUNT])
                     d = non_negative(T[non_negative(P[c, P_TARGET_START] + r)])
-                    Y[CS[c, ATTACKS_MADE] + col] += 1  # (attacks_received: counts.derived_rows)
+                    rd = np.uint64(W[d, W_ROWS])
+                    Y[at(rc, ATTACKS_MADE, lb)] += 1  # (attacks_received: counts.derived_rows)
                     early = (W[d, W_ATTACKED] == 0) & (W[d, W_FIRST] == NO_STEP)
-                    Y[CS[d, ATTACKED_BEFORE_ACTING] + col] += np.int64(early)
+                    Y[at(rd, ATTACKED_BEFORE_ACTING, lb)] += np.int64(early)
                     W[d, W_ATTACKED] = 1
                     if log:
                         event(EV, G, EV_ATTACK, c, d, a, np.int64(by_holder), ZERO)
@@ -810,12 +825,12 @@ def round_player(log, may_hold, lean=False):
                     own = np.int64(normal | hasty)
                     spend(P, W, G, KT, d, die, own, may_hold)
                     scale = (a - die) * np.int64(hasty)
-                    Y[CS[d, DEFENSES] + col] += own
-                    Y[CS[d, WASTED_DEFENSES] + col] += own * (ONE - effective)
+                    Y[at(rd, DEFENSES, lb)] += own
+                    Y[at(rd, WASTED_DEFENSES, lb)] += own * (ONE - effective)
                     # a hasty defense of scale k (1 .. 5) counts once, in row hasty_ge.k; the
                     # drivers turn these rows into hasty_ge (sums of the rows above),
                     # hasty_defenses and hasty_scale_total (counts.derived_rows): no branch here
-                    Y[CS[d, HASTY_GE_1 + max(scale, ONE) - ONE] + col] += np.int64(hasty)
+                    Y[at(rd, HASTY_GE_1 + max(scale, ONE) - ONE, lb)] += np.int64(hasty)
                     if log and own != 0:
                         kind = RESPONSE_SELF if normal else RESPONSE_HASTY
                         event(EV, G, EV_RESPONSE, d, d, die, kind, scale)
@@ -836,9 +851,10 @@ def round_player(log, may_hold, lean=False):
                                     continue
                                 # a guard is never hasty
                                 used = spend(P, W, G, KT, g, top(W[g, W_POOL]), ONE, may_hold)
-                                Y[CS[g, DEFENSES] + col] += 1
-                                Y[CS[g, GUARD_DEFENSES] + col] += 1
-                                Y[CS[g, WASTED_DEFENSES] + col] += ONE - effective
+                                rg = np.uint64(W[g, W_ROWS])
+                                Y[at(rg, DEFENSES, lb)] += 1
+                                Y[at(rg, GUARD_DEFENSES, lb)] += 1
+                                Y[at(rg, WASTED_DEFENSES, lb)] += ONE - effective
                                 answered += 1
                                 if log:
                                     named = P[g, P_GUARD_NAMED]  # R7a in the trace
@@ -846,9 +862,9 @@ def round_player(log, may_hold, lean=False):
                     responded = own + answered
                     # the attack's outcome: exactly one of undefended, defended, hasty_only
                     outcome = 1 if answered > 0 else (2 if hasty else 0)
-                    Y[CS[d, UNDEFENDED + outcome] + col] += 1
+                    Y[at(rd, UNDEFENDED + outcome, lb)] += 1
                     # R7 [rev 3]: it would take effect and met no normal response
-                    Y[CS[d, HITS] + col] += effective * np.int64(answered == 0)
+                    Y[at(rd, HITS, lb)] += effective * np.int64(answered == 0)
                     if log and answered == 0 and not hasty:
                         event(EV, G, EV_UNANSWERED, d, NOBODY, ZERO, ZERO, ZERO)
                     # R5 until_attacked: it has answered (or could not); from now on it
