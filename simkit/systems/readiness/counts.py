@@ -112,6 +112,9 @@ def plan(layout: Layout, never: frozenset[str]) -> tuple[int, np.ndarray]:
     n = layout.n
     src, dst, op = layout.aggregation
     before = [layout.before_index(i, j) for i in range(n) for j in range(n)]
+    # by source row, not by destination: the entries adding into one group or side row
+    # then come apart (one after the other, each would wait for the store of the last)
+    agg = agg[:, np.argsort(agg[0], kind="stable")]
     sums = agg[2] == OP_SUM
     parts = [
         *ranges,
