@@ -54,10 +54,11 @@ the best key names the combatant.  Two combatants can tie through T1 and T2 only
 their full pools are equal, so T3 is looked for only when the best key's twin flag
 says another full pool of the round equals its own (``pick_tied``: the leaves with
 that key but for the index, ``below(k)`` among the k of them in scenario order).
-The keys are the leaves of a tree of GROUP-wide levels, a node holding the best key
-below it.  The next turn is the best key at the top (at most GROUP nodes).  A spend
-re-keys one leaf and those of its ancestors that change: one level (a scan of the
-keys) for up to 8 combatants, two for up to 64, three for 200; so a die of a
+The keys are the leaves of a tree of GROUP-wide levels (GROUP 4), a node holding the
+best key below it.  The next turn is the best key at the top (at most GROUP nodes).  A
+spend re-keys one leaf and those of its ancestors that change: one level (a scan of the
+keys) for up to ONE_LEVEL (8) combatants, two for up to 16, four for 200 (narrow nodes:
+each level on the path from one action to the next is a short maximum); so a die of a
 200-combatant round costs a few times one of a 4-combatant round, not 50 times.
 Released holders (R5) are picked the same way from a second tree.
 
@@ -238,7 +239,7 @@ ON_TURN = np.bool_(False)  # act(): an action on its turn
 ON_RELEASE = np.bool_(True)  # act(): the action declared on release (R5)
 RANK_BY_COUNTING = 16  # up to this many combatants, T2 ranks by counting (n^2, no branch)
 assert DEFENDED == UNDEFENDED + 1 and HASTY_ONLY == UNDEFENDED + 2
-assert GROUP == 8  # pick: the top level's eight nodes
+assert GROUP == 4  # pick: the top level's four nodes
 
 
 # --------------------------------------------------------------------------- pools
@@ -384,10 +385,10 @@ def pick(st, KT, s):
     are counted only when its full pool has a twin (``ties_of``)."""
     top_level = KT.shape[1] - 1
     if top_level > 0:  # GROUP nodes at the top (the tree is a multiple of GROUP wide): the
-        # best in a tree of maxima, three steps deep (scalar loads: a vector load would
-        # wait for the store of the key just spent), not a chain of eight
+        # best in a tree of maxima, two steps deep (scalar loads: a vector load would
+        # wait for the store of the key just spent), not a chain of compares
         t = KT[s, top_level]
-        best = max(max(max(t[0], t[1]), max(t[2], t[3])), max(max(t[4], t[5]), max(t[6], t[7])))
+        best = max(max(t[0], t[1]), max(t[2], t[3]))
         first = KEY_INDEX - (best & KEY_INDEX)
     else:
         best = NOBODY
@@ -544,7 +545,7 @@ def next_initiative(KT):
     Draws nothing (a T3 tie does not change the value)."""
     top_level = KT.shape[1] - 1
     best = NOBODY
-    for k in range(min(GROUP, KT.shape[2])):
+    for k in range(GROUP if top_level > 0 else KT.shape[2]):  # (one level: every leaf)
         best = max(best, KT[R3_SET, top_level, k])
     return best >> KEY_V if best >= 0 else ZERO
 
