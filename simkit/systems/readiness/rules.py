@@ -142,6 +142,7 @@ from simkit.systems.readiness.codes import (
     KEY_V,
     NO_STEP,
     ON_EDGE,
+    ONE_LEVEL,
     ORDER_CHAIN_UNBROKEN,
     ORDER_DYNAMIC,
     P_ADVANTAGE,
@@ -384,20 +385,19 @@ def pick(st, KT, s):
     combatant: the leaf scanned for a one-level tree, else the index in the key.  Ties
     are counted only when its full pool has a twin (``ties_of``)."""
     top_level = KT.shape[1] - 1
-    if top_level > 0:  # GROUP nodes at the top (the tree is a multiple of GROUP wide): the
-        # best in a tree of maxima, two steps deep (scalar loads: a vector load would
-        # wait for the store of the key just spent), not a chain of compares
+    if top_level == 0:  # one level, as wide as the scenario (at most ONE_LEVEL leaves)
+        best = NOBODY
+        first = ZERO
+        for k in range(min(ONE_LEVEL, KT.shape[2])):
+            x = KT[s, 0, k]
+            up = x > best
+            first = k if up else first  # (a scalar loop: a vector maximum would wait for the
+            best = x if up else best  # store of the key just spent)
+    else:  # GROUP nodes at the top (the tree is a multiple of GROUP wide): the best in a
+        # tree of maxima, two steps deep, not a chain of compares
         t = KT[s, top_level]
         best = max(max(t[0], t[1]), max(t[2], t[3]))
         first = KEY_INDEX - (best & KEY_INDEX)
-    else:
-        best = NOBODY
-        first = ZERO
-        for k in range(KT.shape[2]):  # a one-level tree is as wide as the scenario
-            x = KT[s, 0, k]
-            up = x > best
-            first = k if up else first
-            best = x if up else best
     if best < 0:
         return NOBODY, best
     if (best >> KEY_TWIN) & 1:
@@ -545,7 +545,7 @@ def next_initiative(KT):
     Draws nothing (a T3 tie does not change the value)."""
     top_level = KT.shape[1] - 1
     best = NOBODY
-    for k in range(GROUP if top_level > 0 else KT.shape[2]):  # (one level: every leaf)
+    for k in range(GROUP if top_level > 0 else min(ONE_LEVEL, KT.shape[2])):  # (one level: all)
         best = max(best, KT[R3_SET, top_level, k])
     return best >> KEY_V if best >= 0 else ZERO
 
@@ -708,11 +708,6 @@ def round_player(log, may_hold, lean=False):
             if may_hold:  # without holds everyone stays in R3 (spend does not ask)
                 W[i, W_IN_R3] = 1
         rebuild(KT, R3_SET)
-        # R5 held dice: the lowest W_LOWEST of the round, whose it is, and the lowest of
-        # everyone else's (an action's W_LOWEST only falls)
-        low1 = NO_STEP
-        owner1 = NOBODY
-        low2 = NO_STEP
         # ---- turns (R3), until R9
         while True:
             # R5: holders whose every opponent is out of dice rejoin R3
@@ -764,9 +759,8 @@ def round_player(log, may_hold, lean=False):
                 spend(P, W, G, KT, c, a, ONE, may_hold)
                 by_holder = on_release
                 if may_hold and W[c, W_HELD] != 0 and G[G_HOLDER_ACTIONS] == HOLDER_HELD_DICE:
-                    # another combatant's lowest initiative below a: the lowest of the
-                    # others is low1 unless c holds it, then low2 (no pass over W)
-                    by_holder |= (low2 if owner1 == c else low1) < a
+                    for j in range(n):
+                        by_holder |= (j != c) & (W[j, W_LOWEST] < a)
                 step = G[G_STEP]
                 rc = np.uint64(W[c, W_ROWS])
                 responded = ZERO  # R3 [rev 3]: responses to this action (a chain ends)
@@ -779,17 +773,8 @@ def round_player(log, may_hold, lean=False):
                 if (
                     may_hold and G[G_MAY_HOLD] != 0
                 ):  # what R5 asks: lowest initiative, actions per side
-                    lowest = min(W[c, W_LOWEST], a)
-                    W[c, W_LOWEST] = lowest
+                    W[c, W_LOWEST] = min(W[c, W_LOWEST], a)
                     G[G_SIDE_ARMED + G[G_SIDES] + side] += 1
-                    if owner1 == c:  # the two lowest W_LOWEST (by_holder above)
-                        low1 = lowest
-                    elif lowest < low1:
-                        low2 = low1
-                        low1 = lowest
-                        owner1 = c
-                    else:
-                        low2 = min(low2, lowest)
                 if log:
                     event(EV, G, EV_ACT, c, NOBODY, a, np.int64(by_holder), ZERO)
                 share = P[c, P_SHARE]
