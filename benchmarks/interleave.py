@@ -14,7 +14,7 @@ range of the ratios of single turns (first to third quartile).  A call of
 turns long enough (the default 200,000 rounds) that it does not dilute the ratio.
 
 Usage: python benchmarks/interleave.py REV REV [REV ...] --scenario FILE
-       [--rounds 200000] [--turns 60]
+       [--rounds 200000] [--turns 60] [--clock wall|cpu]
        (a revision is anything git names, or ``.`` for the working tree)
 Example: python benchmarks/interleave.py HEAD~1 . --scenario scenarios/party_vs_wolves.toml
 """
@@ -82,6 +82,13 @@ def main() -> None:
     parser.add_argument("--scenario", required=True, help="scenario file (TOML)")
     parser.add_argument("--rounds", type=int, default=200_000, help="rounds per turn")
     parser.add_argument("--turns", type=int, default=60, help="turns of each revision")
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="time a turn by the wall clock or by this process's processor time (cpu: the "
+        "other processes of a shared machine do not count)",
+    )
     args = parser.parse_args()
     if len(args.revisions) < 2:
         raise SystemExit("give at least two revisions")
@@ -97,13 +104,14 @@ def main() -> None:
         for simulate, scenario in runs:  # compile (or load) every revision's kernels
             simulate(scenario, 1000, seq, workers=1)
         times = [[0.0] * args.turns for _ in runs]
+        clock = time.process_time if args.clock == "cpu" else time.perf_counter
         for turn in range(args.turns):
             order = range(len(runs)) if turn % 2 == 0 else reversed(range(len(runs)))
             for k in order:
                 simulate, scenario = runs[k]
-                start = time.perf_counter()
+                start = clock()
                 simulate(scenario, args.rounds, seq, workers=1)
-                times[k][turn] = time.perf_counter() - start
+                times[k][turn] = clock() - start
     labels = [rev if rev == "." else git("rev-parse", "--short", rev) for rev in args.revisions]
     print(
         f"{Path(args.scenario).name}: {args.turns} turns of {args.rounds:,} rounds each, "

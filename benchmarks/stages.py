@@ -28,7 +28,7 @@ from numba import njit
 
 from simkit.engine.core import prepare
 from simkit.scenario import load_scenario
-from simkit.systems.readiness import kernel, rules
+from simkit.systems.readiness import codes, kernel, rules
 from simkit.systems.readiness.codes import (
     COUNT_COLUMNS,
     G_LOG_BATCH,
@@ -50,6 +50,7 @@ from simkit.systems.support import unmanaged, with_columns
 HERE = Path(__file__).resolve().parent
 DEFAULT = HERE / "scenarios" / "two_hundred_readiness.toml"
 STAGES = ("roll", "set-up", "turns", "flush")
+ROWS = getattr(codes, "W_ROWS", -1)  # (a tree before W_ROWS: -1, not set)
 
 
 def driver(stage: int, may_hold: bool):
@@ -92,6 +93,8 @@ def driver(stage: int, may_hold: bool):
                 for i in range(n):
                     W[i, W_ATTACKED] = 0
                     W[i, W_FIRST] = NO_STEP
+                    if ROWS >= 0:
+                        W[i, ROWS] = np.int64(CS[i, 0] + b)
                 if n <= rules.RANK_BY_COUNTING:
                     for i in range(n):
                         pi = W[i, W_POOL]

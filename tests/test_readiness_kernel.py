@@ -251,12 +251,12 @@ def crowd(n: int, readiness: int, holds: bool, seed: int):
 )
 @pytest.mark.parametrize("holds", [False, True])
 def test_many_combatants_equal_the_twin(n, readiness, rounds, holds):
-    """Two and three levels of the R3 key tree, T2 ranks by counting (more than 16; with
+    """Two, three and four levels of the R3 key tree, T2 ranks by counting (more than 16; with
     one die each, most pools have twins and T3 draws), acts_before along the combatants
     (batches of fewer than 8 cycles)."""
     scenario = crowd(n, readiness, holds, seed=n)
     job = engine.prepare(scenario)
-    assert job.compiled.tree_levels == (1 if n <= 8 else 2 if n <= 64 else 3)
+    assert job.compiled.tree_levels == (1 if n <= 8 else 2 if n <= 16 else 3 if n <= 64 else 4)
     key = _key(n + holds)
     tr = SYSTEM.trace(job.compiled, key, rounds)
     records = twin.play_rounds_keyed(scenario, [int(w) for w in key[:4]], rounds)

@@ -187,6 +187,9 @@ def _emission(layout: Layout, never: frozenset[str]):
         dtype=bool,
     )
     agg = agg[:, live] if agg.size else agg
+    # by source row, not by destination: the entries adding into one group or side row
+    # then come apart (one after the other, each would wait for the store of the last)
+    agg = agg[:, np.argsort(agg[0], kind="stable")]
     derived: dict[int, tuple[int, int, int, int]] = {}
     rows = first_unit + n_units
 

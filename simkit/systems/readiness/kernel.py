@@ -65,6 +65,7 @@ from simkit.systems.readiness.codes import (
     N_FIELDS,
     N_P,
     NEVER_HASTY,
+    ONE_LEVEL,
     ORDER_CODES,
     P_ADVANTAGE,
     P_DEFEND,
@@ -269,7 +270,7 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         plan=plan,
         batch=batch,
         tree_levels=_levels(n),
-        tree_width=n if n <= GROUP else -(-n // int(GROUP)) * int(GROUP),
+        tree_width=n if n <= ONE_LEVEL else -(-n // int(GROUP)) * int(GROUP),
         # (rejoin: once per holder; run_broken: per action; R7 [rev 3]: per attack, no_effect
         # and a declined event per responder that answers only an attack that takes effect)
         event_bound=2 + 8 * n + 6 * dice + dice * _declining(params),
@@ -316,14 +317,20 @@ def _guard_lists(scenario, params: np.ndarray) -> tuple[list[int], np.ndarray]:
 
 
 def _padded(slots: np.ndarray, columns: int) -> np.ndarray:
-    """``slots`` [n, K] as uint64 rows of ``columns`` entries (K <= columns; the rest 0)."""
+    """``slots`` [n, K] as uint64 rows of ``columns`` entries (K <= columns; the rest 0).
+    A combatant's K slots are consecutive (rules.at reads ``CS[i, m]`` as ``CS[i, 0]``
+    plus m rows)."""
+    assert (slots == slots[:, :1] + np.arange(slots.shape[1])).all()
     table = np.zeros((slots.shape[0], columns), dtype=np.uint64)
     table[:, : slots.shape[1]] = slots
     return table
 
 
 def _levels(n: int) -> int:
-    """Levels of an R3 key tree over n leaves: the top one has at most GROUP nodes."""
+    """Levels of an R3 key tree over n leaves: one for up to ONE_LEVEL, else as many as
+    leave at most GROUP nodes at the top."""
+    if n <= ONE_LEVEL:
+        return 1
     levels, size = 1, n
     while size > GROUP:
         size = -(-size // int(GROUP))

@@ -54,10 +54,11 @@ the best key names the combatant.  Two combatants can tie through T1 and T2 only
 their full pools are equal, so T3 is looked for only when the best key's twin flag
 says another full pool of the round equals its own (``pick_tied``: the leaves with
 that key but for the index, ``below(k)`` among the k of them in scenario order).
-The keys are the leaves of a tree of GROUP-wide levels, a node holding the best key
-below it.  The next turn is the best key at the top (at most GROUP nodes).  A spend
-re-keys one leaf and those of its ancestors that change: one level (a scan of the
-keys) for up to 8 combatants, two for up to 64, three for 200; so a die of a
+The keys are the leaves of a tree of GROUP-wide levels (GROUP 4), a node holding the
+best key below it.  The next turn is the best key at the top (at most GROUP nodes).  A
+spend re-keys one leaf and those of its ancestors that change: one level (a scan of the
+keys) for up to ONE_LEVEL (8) combatants, two for up to 16, four for 200 (narrow nodes:
+each level on the path from one action to the next is a short maximum); so a die of a
 200-combatant round costs a few times one of a 4-combatant round, not 50 times.
 Released holders (R5) are picked the same way from a second tree.
 
@@ -105,6 +106,7 @@ from simkit.systems.readiness.codes import (
     G_EVENTS,
     G_HOLDER_ACTIONS,
     G_HOLDING,
+    G_LOG_BATCH,
     G_MAY_HOLD,
     G_ORDER,
     G_PREP,
@@ -140,6 +142,7 @@ from simkit.systems.readiness.codes import (
     KEY_V,
     NO_STEP,
     ON_EDGE,
+    ONE_LEVEL,
     ORDER_CHAIN_UNBROKEN,
     ORDER_DYNAMIC,
     P_ADVANTAGE,
@@ -182,6 +185,7 @@ from simkit.systems.readiness.codes import (
     W_POOL,
     W_RANK,
     W_RELEASE_EVENT,
+    W_ROWS,
     W_STATE,
     WASTED_DEFENSES,
     WE_DEFEND,
@@ -236,6 +240,7 @@ ON_TURN = np.bool_(False)  # act(): an action on its turn
 ON_RELEASE = np.bool_(True)  # act(): the action declared on release (R5)
 RANK_BY_COUNTING = 16  # up to this many combatants, T2 ranks by counting (n^2, no branch)
 assert DEFENDED == UNDEFENDED + 1 and HASTY_ONLY == UNDEFENDED + 2
+assert GROUP == 4  # pick: the top level's four nodes
 
 
 # --------------------------------------------------------------------------- pools
@@ -380,17 +385,21 @@ def pick(st, KT, s):
     combatant: the leaf scanned for a one-level tree, else the index in the key.  Ties
     are counted only when its full pool has a twin (``ties_of``)."""
     top_level = KT.shape[1] - 1
-    best = NOBODY
-    first = ZERO
-    for k in range(min(GROUP, KT.shape[2])):  # a one-level tree is as wide as the scenario
-        x = KT[s, top_level, k]
-        up = x > best
-        first = k if up else first  # (a scalar loop: a vector maximum would wait for the
-        best = x if up else best  # store of the key just spent)
+    if top_level == 0:  # one level, as wide as the scenario (at most ONE_LEVEL leaves)
+        best = NOBODY
+        first = ZERO
+        for k in range(min(ONE_LEVEL, KT.shape[2])):
+            x = KT[s, 0, k]
+            up = x > best
+            first = k if up else first  # (a scalar loop: a vector maximum would wait for the
+            best = x if up else best  # store of the key just spent)
+    else:  # GROUP nodes at the top (the tree is a multiple of GROUP wide): the best in a
+        # tree of maxima, two steps deep, not a chain of compares
+        t = KT[s, top_level]
+        best = max(max(t[0], t[1]), max(t[2], t[3]))
+        first = KEY_INDEX - (best & KEY_INDEX)
     if best < 0:
         return NOBODY, best
-    if top_level > 0:
-        first = KEY_INDEX - (best & KEY_INDEX)
     if (best >> KEY_TWIN) & 1:
         ties = ties_of(KT, s, best >> KEY_RANK)
         if ties > 1:
@@ -456,6 +465,15 @@ def spend(P, W, G, KT, i, v, do, holds):
 
 
 # --------------------------------------------------------------------------- R4, R5, R7
+@njit(**HELPER)
+def at(rows, m, lb):
+    """The entry of count ``m`` of the combatant whose first count's entry this round is
+    ``rows`` (``W_ROWS``): a combatant's counts are consecutive slots of the layout
+    (``Layout.count_slots``), rows of ``1 << lb`` cycles, so ``CS[i, m] + col`` without a
+    load from ``CS`` (a 256-byte row per combatant) on the action's path."""
+    return rows + (np.uint64(m) << lb)
+
+
 @njit(**HELPER)
 def opponents_have_dice(P, G, i):
     return G[G_ARMED] - G[G_SIDE_ARMED + P[i, P_SIDE]] > 0
@@ -527,7 +545,7 @@ def next_initiative(KT):
     Draws nothing (a T3 tie does not change the value)."""
     top_level = KT.shape[1] - 1
     best = NOBODY
-    for k in range(min(GROUP, KT.shape[2])):
+    for k in range(GROUP if top_level > 0 else min(ONE_LEVEL, KT.shape[2])):  # (one level: all)
         best = max(best, KT[R3_SET, top_level, k])
     return best >> KEY_V if best >= 0 else ZERO
 
@@ -631,6 +649,7 @@ def round_player(log, may_hold, lean=False):
         R5: an attack releases the until_attacked holder it hits (after the responses);
         any action releases the actor's opponents' until_enemy_acts holders."""
         n = P.shape[0]
+        lb = np.uint64(G[G_LOG_BATCH])  # the counts array's rows: 1 << lb cycles
         # ---- R1, R2, T2 and R3
         if log and no_hold:
             event(EV, G, EV_NO_HOLD, NOBODY, NOBODY, ZERO, ZERO, ZERO)
@@ -661,6 +680,7 @@ def round_player(log, may_hold, lean=False):
                     event(EV, G, EV_PREP, i, NOBODY, pool, ready, ZERO)
             W[i, W_ATTACKED] = 0
             W[i, W_FIRST] = NO_STEP
+            W[i, W_ROWS] = np.int64(CS[i, 0] + col)  # its counts: CS[i, m] = CS[i, 0] + (m << lb)
             if may_hold:  # R5's state: who has dice per side, hold states, held dice
                 armed = np.int64(W[i, W_POOL] != 0)
                 G[G_ARMED] += armed
@@ -742,10 +762,11 @@ def round_player(log, may_hold, lean=False):
                     for j in range(n):
                         by_holder |= (j != c) & (W[j, W_LOWEST] < a)
                 step = G[G_STEP]
+                rc = np.uint64(W[c, W_ROWS])
                 responded = ZERO  # R3 [rev 3]: responses to this action (a chain ends)
-                Y[CS[c, ACTIONS] + col] += 1
+                Y[at(rc, ACTIONS, lb)] += 1
                 if step == 0:  # the round's first action
-                    Y[CS[c, FIRST_ACTION] + col] += 1
+                    Y[at(rc, FIRST_ACTION, lb)] += 1
                 W[c, W_FIRST] = min(W[c, W_FIRST], step)
                 G[G_STEP] = step + 1
                 side = P[c, P_SIDE]
@@ -766,9 +787,10 @@ def round_player(log, may_hold, lean=False):
                     mask = P[c, P_TARGET_MASK]
                     r = next_byte(st) & mask if mask >= 0 else below(st, P[c, P_TARGET_COUNT])
                     d = non_negative(T[non_negative(P[c, P_TARGET_START] + r)])
-                    Y[CS[c, ATTACKS_MADE] + col] += 1  # (attacks_received: counts.derived_rows)
+                    rd = np.uint64(W[d, W_ROWS])
+                    Y[at(rc, ATTACKS_MADE, lb)] += 1  # (attacks_received: counts.derived_rows)
                     early = (W[d, W_ATTACKED] == 0) & (W[d, W_FIRST] == NO_STEP)
-                    Y[CS[d, ATTACKED_BEFORE_ACTING] + col] += np.int64(early)
+                    Y[at(rd, ATTACKED_BEFORE_ACTING, lb)] += np.int64(early)
                     W[d, W_ATTACKED] = 1
                     if log:
                         event(EV, G, EV_ATTACK, c, d, a, np.int64(by_holder), ZERO)
@@ -810,12 +832,12 @@ def round_player(log, may_hold, lean=False):
                     own = np.int64(normal | hasty)
                     spend(P, W, G, KT, d, die, own, may_hold)
                     scale = (a - die) * np.int64(hasty)
-                    Y[CS[d, DEFENSES] + col] += own
-                    Y[CS[d, WASTED_DEFENSES] + col] += own * (ONE - effective)
+                    Y[at(rd, DEFENSES, lb)] += own
+                    Y[at(rd, WASTED_DEFENSES, lb)] += own * (ONE - effective)
                     # a hasty defense of scale k (1 .. 5) counts once, in row hasty_ge.k; the
                     # drivers turn these rows into hasty_ge (sums of the rows above),
                     # hasty_defenses and hasty_scale_total (counts.derived_rows): no branch here
-                    Y[CS[d, HASTY_GE_1 + max(scale, ONE) - ONE] + col] += np.int64(hasty)
+                    Y[at(rd, HASTY_GE_1 + max(scale, ONE) - ONE, lb)] += np.int64(hasty)
                     if log and own != 0:
                         kind = RESPONSE_SELF if normal else RESPONSE_HASTY
                         event(EV, G, EV_RESPONSE, d, d, die, kind, scale)
@@ -836,9 +858,10 @@ def round_player(log, may_hold, lean=False):
                                     continue
                                 # a guard is never hasty
                                 used = spend(P, W, G, KT, g, top(W[g, W_POOL]), ONE, may_hold)
-                                Y[CS[g, DEFENSES] + col] += 1
-                                Y[CS[g, GUARD_DEFENSES] + col] += 1
-                                Y[CS[g, WASTED_DEFENSES] + col] += ONE - effective
+                                rg = np.uint64(W[g, W_ROWS])
+                                Y[at(rg, DEFENSES, lb)] += 1
+                                Y[at(rg, GUARD_DEFENSES, lb)] += 1
+                                Y[at(rg, WASTED_DEFENSES, lb)] += ONE - effective
                                 answered += 1
                                 if log:
                                     named = P[g, P_GUARD_NAMED]  # R7a in the trace
@@ -846,9 +869,9 @@ def round_player(log, may_hold, lean=False):
                     responded = own + answered
                     # the attack's outcome: exactly one of undefended, defended, hasty_only
                     outcome = 1 if answered > 0 else (2 if hasty else 0)
-                    Y[CS[d, UNDEFENDED + outcome] + col] += 1
+                    Y[at(rd, UNDEFENDED + outcome, lb)] += 1
                     # R7 [rev 3]: it would take effect and met no normal response
-                    Y[CS[d, HITS] + col] += effective * np.int64(answered == 0)
+                    Y[at(rd, HITS, lb)] += effective * np.int64(answered == 0)
                     if log and answered == 0 and not hasty:
                         event(EV, G, EV_UNANSWERED, d, NOBODY, ZERO, ZERO, ZERO)
                     # R5 until_attacked: it has answered (or could not); from now on it
