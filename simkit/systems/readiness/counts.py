@@ -69,6 +69,10 @@ from simkit.systems.support import njit
 # flush's 16-bit copy of the first-action steps: every step of a round is below the
 # round's dice (kernel.py asserts it); NO_STEP becomes the cap
 STEP_CAP = np.int16(32767)
+# lists per table: np.int64, not literals, so `table` compiles once (a literal 2 and 3
+# were two signatures)
+TWO = np.int64(2)
+THREE = np.int64(3)
 ONE_ROUND = np.ones(1, dtype=np.int64)  # a traced round: a cycle of its own
 # flush: a combatant's actions_dist of more slots than this is counted one cycle at a
 # time (a slot each: the cycle's actions, at most its dice), not one slot at a time
@@ -281,8 +285,8 @@ def flusher(always_single):
         (int16, n x n) acts_before's cycles of the batches along the combatants, not yet
         in AB[0] (the driver adds them)."""
         dist_off = part(plan, H_DIST)
-        ranges = table(plan, RANGES, 3)
-        pair_rows = table(plan, PAIRS, 2)
+        ranges = table(plan, RANGES, THREE)
+        pair_rows = table(plan, PAIRS, TWO)
         kinds = part(plan, H_DERIVED_KIND)
         first = part(plan, H_DERIVED_I)
         other = part(plan, H_DERIVED_J)
@@ -296,7 +300,7 @@ def flusher(always_single):
         if not always_single:
             for b in range(cycles):
                 single &= L[b] == 1
-        aggregate_batch(Y, nb, lb, table(plan, AGG_SUM, 2), table(plan, AGG_ANY, 2))  # units
+        aggregate_batch(Y, nb, lb, table(plan, AGG_SUM, TWO), table(plan, AGG_ANY, TWO))  # units
         for k in range(kinds.size):  # pair slots outside the rows
             i = first[k]
             j = other[k]

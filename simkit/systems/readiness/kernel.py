@@ -347,9 +347,6 @@ play_traced = round_player(True, True)
 # the lanes' scalar player (lanes_run.py): rounds of scenarios the lanes serve only
 play_lean = round_player(False, False, True)
 assert lanes.MAX_LANE_COMBATANTS <= RANK_BY_COUNTING  # (the lean player's T2 ranks)
-# the lanes' scalar player (lanes_run.py): rounds of scenarios the lanes serve only
-play_lean = round_player(False, False, True)
-assert lanes.MAX_LANE_COMBATANTS <= RANK_BY_COUNTING  # (the lean player's T2 ranks)
 
 
 def _drivers(may_hold):

@@ -294,7 +294,7 @@ def prepare(pool, pips, prep):
                 pips -= to - f
         return pool
     while pips > 0:  # PREP_LOWEST
-        f = 1
+        f = ONE  # (not a literal 1: face_count compiles once)
         while face_count(pool, f) == 0:
             f += 1
         if f == SIDES:
