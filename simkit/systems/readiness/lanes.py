@@ -394,10 +394,10 @@ def start_block(key, r0, n, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB
                 x2 = y1 if r == zero else (y2 if r == one else (y3 if r == U2 else y4))
                 x = x2 if again != zero else x
                 r = U(r + again)
-                S[OK + b] = S[OK + b] & U((x < limit) & (r <= most))
+                S[OK + b] = S[OK + b] & U(U(x < limit) & U(r <= most))
                 S[POS + b] = r
-                f = U(x - ((x * UR16_SIDES) >> U16) * USIDES)
-                POOL[row + b] = POOL[row + b] + (one << ((f * UFIELD32) & U31))
+                f = U(x - U(U(U(x * UR16_SIDES) >> U16) * USIDES))
+                POOL[row + b] = POOL[row + b] + U(one << U(U(f * UFIELD32) & U31))
             k += np.uint64(1)
     # the words from byte p on, byte p the low byte of the first, as 32-bit words
     low = np.uint64(0xFFFFFFFF)
@@ -444,7 +444,7 @@ def start_block(key, r0, n, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB
                 S[AUX + b] = S[AUX + b] + U(POOL[other + b] == POOL[row + b])
         me = U(7 - np.int64(i))
         for b in range(ULANES):
-            RK[row + b] = (RK[row + b] << UK_RANK) | (U(S[AUX + b] > one) << UK_TWIN) | me
+            RK[row + b] = U(RK[row + b] << UK_RANK) | U(U(S[AUX + b] > one) << UK_TWIN) | me
     # ---- turns: one action per lane still playing, a pass at a time.  KEYS and S[BEST]
     # hold every combatant's R3 key and the best of them (0: the round is over)
     for b in range(ULANES):
@@ -673,7 +673,7 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             # y << (32 - sh), 0 for sh = 0), every word in this loop (a loop a word, 8 of
             # them, doubled the LLVM IR of the function: a slower cold compile)
             whole = S[OFF + b] == U4
-            sh = U((S[OFF + b] << U3) & U31)
+            sh = U(U(S[OFF + b] << U3) & U31)
             up = U(U31 - sh)
             x0 = WD[b]
             x1 = WD[ROW1 + b]
@@ -684,14 +684,14 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             x6 = WD[ROW6 + b]
             x7 = WD[ROW7 + b]
             x8 = WD[ROW8 + b]  # zeros
-            WD[b] = x1 if whole else (x0 >> sh) | ((x1 << one) << up)
-            WD[ROW1 + b] = x2 if whole else (x1 >> sh) | ((x2 << one) << up)
-            WD[ROW2 + b] = x3 if whole else (x2 >> sh) | ((x3 << one) << up)
-            WD[ROW3 + b] = x4 if whole else (x3 >> sh) | ((x4 << one) << up)
-            WD[ROW4 + b] = x5 if whole else (x4 >> sh) | ((x5 << one) << up)
-            WD[ROW5 + b] = x6 if whole else (x5 >> sh) | ((x6 << one) << up)
-            WD[ROW6 + b] = x7 if whole else (x6 >> sh) | ((x7 << one) << up)
-            WD[ROW7 + b] = x8 if whole else (x7 >> sh) | ((x8 << one) << up)
+            WD[b] = x1 if whole else U(U(x0 >> sh) | U(U(x1 << one) << up))
+            WD[ROW1 + b] = x2 if whole else U(U(x1 >> sh) | U(U(x2 << one) << up))
+            WD[ROW2 + b] = x3 if whole else U(U(x2 >> sh) | U(U(x3 << one) << up))
+            WD[ROW3 + b] = x4 if whole else U(U(x3 >> sh) | U(U(x4 << one) << up))
+            WD[ROW4 + b] = x5 if whole else U(U(x4 >> sh) | U(U(x5 << one) << up))
+            WD[ROW5 + b] = x6 if whole else U(U(x5 >> sh) | U(U(x6 << one) << up))
+            WD[ROW6 + b] = x7 if whole else U(U(x6 >> sh) | U(U(x7 << one) << up))
+            WD[ROW7 + b] = x8 if whole else U(U(x7 >> sh) | U(U(x8 << one) << up))
 
 
 @njit(**INNER)
