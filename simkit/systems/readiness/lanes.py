@@ -522,7 +522,7 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
         playing = zero
         for b in range(width):
             playing |= U(S[BEST + b] != zero)
-            S[CLS + b] = S[BEST + b] >> UK_RANK  # (scratch rows: unread after return)
+            S[CLS + b] = U(S[BEST + b] >> UK_RANK)  # (scratch rows: unread after return)
             S[AUX + b] = zero
         if playing == zero:
             return passes, 0
@@ -532,25 +532,27 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
         for i in range(un):
             row = i * ULANES
             for b in range(width):
-                S[AUX + b] = S[AUX + b] + U((KEYS[row + b] >> UK_RANK) == S[CLS + b])
+                S[AUX + b] = S[AUX + b] + U(U(KEYS[row + b] >> UK_RANK) == S[CLS + b])
         for b in range(width):
             best = S[BEST + b]
             ties = S[AUX + b]
             cont = S[CONT + b]
-            need = U((best >> UK_TWIN) & one & U((ties > one) & (cont == zero) & (best != zero)))
+            need = U(
+                U(U(best >> UK_TWIN) & one) & U(ties > one) & U(cont == zero) & U(best != zero)
+            )
             # the lane's next bytes are the low bytes of its first word
             tl = _limit32(ties)
             lo = WD[b]
             x = U(lo & U255)
             again = U(need & U(x >= tl))  # rejected: the next byte
-            x = U((lo >> U8) & U255) if again != zero else x
+            x = U(U(lo >> U8) & U255) if again != zero else x
             p = U(S[POS + b] + again)
-            S[OK + b] = S[OK + b] & ((one - need) | U((x < tl) & (p < ULANE_BYTES)))
+            S[OK + b] = S[OK + b] & U(U(one - need) | U(U(x < tl) & U(p < ULANE_BYTES)))
             S[POS + b] = p + need
-            S[OFF + b] = again + need  # bytes used this pass
+            S[OFF + b] = U(again + need)  # bytes used this pass
             r = _below32(x, ties)
             S[AUX + b] = r if need != zero else NONE32  # the tie wanted, NONE32 if none
-            first = U(U7 - (best & U7)) if best != zero else zero
+            first = U(U7 - U(best & U7)) if best != zero else zero
             S[ACT + b] = U(cont - one) if cont != zero else first
         # the actor (the tie drawn) and its attack word (lane_tables' C[5] without its
         # reciprocal)
@@ -559,7 +561,7 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             me = U(i)
             word = U(C[5, i] & WORD32)
             for b in range(width):
-                tied = U((KEYS[row + b] >> UK_RANK) == S[CLS + b])
+                tied = U(U(KEYS[row + b] >> UK_RANK) == S[CLS + b])
                 chosen = (tied & U(S[AUX + b] == zero)) != zero
                 S[AUX + b] = S[AUX + b] - tied
                 acts = chosen | (S[ACT + b] == me)
@@ -572,26 +574,26 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             best = S[BEST + b]
             live = U(best != zero)  # 1 if the lane still plays
             c = S[ACT + b]
-            a = U((S[SEL + b] if S[CONT + b] != zero else (best >> UK_V)) * live)
+            a = U(U(S[SEL + b] if S[CONT + b] != zero else U(best >> UK_V)) * live)
             S[SEL + b] = a
             word = S[MR + b]
-            shares = U((word & one) * live)
+            shares = U(U(word & one) * live)
             # the target: below(count) (for a power of two count the same byte & mask)
-            m = U((word >> one) & U15)
+            m = U(U(word >> one) & U15)
             drawn = U(shares & U(m > one))
-            tl = U((word >> U8) & U511)
-            lo = U(WD[b] >> ((S[OFF + b] << U3) & U31))  # (at most 2 bytes used)
+            tl = U(U(word >> U8) & U511)
+            lo = U(WD[b] >> U(U(S[OFF + b] << U3) & U31))  # (at most 2 bytes used)
             x = U(lo & U255)
             again = U(drawn & U(x >= tl))
-            x = U((lo >> U8) & U255) if again != zero else x
+            x = U(U(lo >> U8) & U255) if again != zero else x
             p = U(S[POS + b] + again)
-            S[OK + b] = S[OK + b] & ((one - drawn) | U((x < tl) & (p < ULANE_BYTES)))
+            S[OK + b] = S[OK + b] & U(U(one - drawn) | U(U(x < tl) & U(p < ULANE_BYTES)))
             S[POS + b] = p + drawn
-            S[OFF + b] = S[OFF + b] + again + drawn
+            S[OFF + b] = S[OFF + b] + U(again + drawn)
             r = U(_below32(x, m) * drawn)
             # the target list's entry r, looked up below (a gather would keep this loop
             # from vectorising)
-            S[CLS + b] = (c & U7) * UMAX_LANE_COMBATANTS + (r & U7)
+            S[CLS + b] = U(U(c & U7) * UMAX_LANE_COMBATANTS) + U(r & U7)
             S[SHR + b] = shares
         for b in range(width):
             S[MR + b] = TT[S[CLS + b]]
@@ -604,9 +606,11 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             step = S[STEP + b]
             S[CLS + b] = S[ACT + b] if live else NONE32
             S[MR + b] = S[MR + b] if shares != zero else NONE32
-            spend = U(one << ((a * UFIELD32 - UFIELD32) & U31))
+            spend = U(one << U(U(U(a * UFIELD32) - UFIELD32) & U31))
             S[SPD + b] = spend if a > zero else zero
-            S[SHR + b] = (one << UA_ACTIONS) + (U(step == zero) << UA_FIRST) + (shares << UA_MADE)
+            S[SHR + b] = U(
+                U(one << UA_ACTIONS) + U(U(step == zero) << UA_FIRST) + U(shares << UA_MADE)
+            )
             S[BEST + b] = zero
             S[AUX + b] = zero  # someone responded (a chain ends)
         # the actor's counts and spend, then R7: the target answers from its dice
@@ -623,34 +627,34 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
                 hit_me = U(S[MR + b] == me)
                 macts = U(zero - acts)
                 mhit = U(zero - hit_me)
-                pool = U(POOL[row + b] - U(S[SPD + b] & macts))
+                pool = U(POOL[row + b] - (S[SPD + b] & macts))
                 first0 = FIRST[row + b]
                 first = step if (acts != zero) & (step < first0) else first0
                 wa = U(WA[row + b] + U(S[SHR + b] & macts))
                 die = _top32(pool)
                 can = U(able & U(pool != zero))
                 normal = U(can & U(die >= a))
-                hasty = U(U(can & U(one - normal)) & U(U(a - die) <= hasty_limit))
-                own = U(U(normal | hasty) & hit_me)
+                hasty = U(can & (one - normal) & U((a - die) <= hasty_limit))
+                own = U((normal | hasty) & hit_me)
                 hasty = U(hasty & hit_me)
                 early = U(U((ATT[row + b] == zero) & (first == NONE32)) & hit_me)
                 ATT[row + b] = ATT[row + b] | hit_me
-                spent = U(own << U(U(U(die * UFIELD32) - UFIELD32) & U31))
+                spent = U(own << ((die * UFIELD32 - UFIELD32) & U31))
                 pool = U(pool - (spent if die > zero else zero))
                 outcome = U2 if hasty != zero else normal
                 scale = U(a - die) if a > U(die + one) else one
                 # WA: actions, first, made, early | WA2: defenses, undefended, defended,
                 # hasty_only; WB: hasty_ge.1-4 | WB2: hasty_ge.5, hits (8-bit fields)
-                WA[row + b] = wa + U(U(early << UA_EARLY) & mhit)
-                WA2[row + b] = U(
-                    WA2[row + b] + U(U(own + U(one << U(UA_OUTCOME_HI + U(outcome << U3)))) & mhit)
+                WA[row + b] = wa + ((early << UA_EARLY) & mhit)
+                WA2[row + b] = WA2[row + b] + (
+                    (own + (one << (UA_OUTCOME_HI + (outcome << U3)))) & mhit
                 )
-                low = U(hasty << U(U(U(scale << U3) - U8) & U31))
+                low = U(hasty << (((scale << U3) - U8) & U31))
                 WB[row + b] = WB[row + b] + (low if scale < U5 else zero)
-                WB2[row + b] = U(
+                WB2[row + b] = (
                     WB2[row + b]
-                    + U(hasty & U(scale == U5))
-                    + U(U(hit_me & U(one - normal)) << UB_HITS_HI)
+                    + (hasty & U(scale == U5))
+                    + ((hit_me & (one - normal)) << UB_HITS_HI)
                 )
                 S[AUX + b] = S[AUX + b] | own
                 POOL[row + b] = pool
@@ -660,13 +664,13 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
                 S[BEST + b] = _larger32(S[BEST + b], k)
                 # a chain may go on: the actor's next die has the value a (its new key's)
                 goes = (acts != zero) & (U(k >> UK_V) == a)
-                S[ACT + b] = U(me + one) if goes else (zero if acts != zero else S[ACT + b])
+                S[ACT + b] = (me + one) if goes else (zero if acts != zero else S[ACT + b])
         # R3 (chain orders): the actor goes on with its next die of value a unless a
         # response broke the run ("chain"), or always ("chain_unbroken")
         unbroken = U(order == ORDER_CHAIN_UNBROKEN)
         chained = U(order != ORDER_DYNAMIC)
         for b in range(width):
-            keep = U(chained & (unbroken | U(S[AUX + b] == zero)))
+            keep = U(chained & U(unbroken | U(S[AUX + b] == zero)))
             S[CONT + b] = S[ACT + b] * keep
             S[STEP + b] = S[STEP + b] + U(S[CLS + b] != NONE32)
             # the bytes used this pass out (at most 4: 32 bits; (y << 1) << (31 - sh) is
