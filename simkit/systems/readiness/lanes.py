@@ -627,34 +627,34 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
                 hit_me = U(S[MR + b] == me)
                 macts = U(zero - acts)
                 mhit = U(zero - hit_me)
-                pool = U(POOL[row + b] - (S[SPD + b] & macts))
+                pool = U(POOL[row + b] - U(S[SPD + b] & macts))
                 first0 = FIRST[row + b]
                 first = step if (acts != zero) & (step < first0) else first0
                 wa = U(WA[row + b] + U(S[SHR + b] & macts))
                 die = _top32(pool)
                 can = U(able & U(pool != zero))
                 normal = U(can & U(die >= a))
-                hasty = U(can & (one - normal) & U((a - die) <= hasty_limit))
-                own = U((normal | hasty) & hit_me)
+                hasty = U(U(can & U(one - normal)) & U(U(a - die) <= hasty_limit))
+                own = U(U(normal | hasty) & hit_me)
                 hasty = U(hasty & hit_me)
                 early = U(U((ATT[row + b] == zero) & (first == NONE32)) & hit_me)
                 ATT[row + b] = ATT[row + b] | hit_me
-                spent = U(own << ((die * UFIELD32 - UFIELD32) & U31))
+                spent = U(own << U(U(U(die * UFIELD32) - UFIELD32) & U31))
                 pool = U(pool - (spent if die > zero else zero))
                 outcome = U2 if hasty != zero else normal
                 scale = U(a - die) if a > U(die + one) else one
                 # WA: actions, first, made, early | WA2: defenses, undefended, defended,
                 # hasty_only; WB: hasty_ge.1-4 | WB2: hasty_ge.5, hits (8-bit fields)
-                WA[row + b] = wa + ((early << UA_EARLY) & mhit)
-                WA2[row + b] = WA2[row + b] + (
-                    (own + (one << (UA_OUTCOME_HI + (outcome << U3)))) & mhit
+                WA[row + b] = wa + U(U(early << UA_EARLY) & mhit)
+                WA2[row + b] = U(
+                    WA2[row + b] + U(U(own + U(one << U(UA_OUTCOME_HI + U(outcome << U3)))) & mhit)
                 )
-                low = U(hasty << (((scale << U3) - U8) & U31))
+                low = U(hasty << U(U(U(scale << U3) - U8) & U31))
                 WB[row + b] = WB[row + b] + (low if scale < U5 else zero)
-                WB2[row + b] = (
+                WB2[row + b] = U(
                     WB2[row + b]
-                    + (hasty & U(scale == U5))
-                    + ((hit_me & (one - normal)) << UB_HITS_HI)
+                    + U(hasty & U(scale == U5))
+                    + U(U(hit_me & U(one - normal)) << UB_HITS_HI)
                 )
                 S[AUX + b] = S[AUX + b] | own
                 POOL[row + b] = pool
@@ -664,7 +664,7 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
                 S[BEST + b] = _larger32(S[BEST + b], k)
                 # a chain may go on: the actor's next die has the value a (its new key's)
                 goes = (acts != zero) & (U(k >> UK_V) == a)
-                S[ACT + b] = (me + one) if goes else (zero if acts != zero else S[ACT + b])
+                S[ACT + b] = U(me + one) if goes else (zero if acts != zero else S[ACT + b])
         # R3 (chain orders): the actor goes on with its next die of value a unless a
         # response broke the run ("chain"), or always ("chain_unbroken")
         unbroken = U(order == ORDER_CHAIN_UNBROKEN)
