@@ -216,6 +216,48 @@ FIELD32 = 5  # a pool: the count of face f in bits 5(f-1) .. 5f-1 (at most 24 < 
 WORD32 = 0xFFFFF  # lane_tables' attack word without its reciprocal (``_below32``)
 W_ROWS = 2 * LANE_WORDS + 1  # the stream words as 32-bit words, then a row of zeros
 R16_SIDES = (65536 + SIDES - 1) // SIDES  # ceil(2**16 / SIDES): x % SIDES for a byte x
+# 32-bit constants typed once at import: numba types a global np.uint32 as uint32
+# (a constant), where each U(...) in a kernel is a call to type and lower
+U0 = U(0)
+U1 = U(1)
+U2 = U(2)
+U3 = U(3)
+U4 = U(4)
+U5 = U(5)
+U6 = U(6)
+U7 = U(7)
+U8 = U(8)
+U15 = U(15)
+U16 = U(16)
+U31 = U(31)
+U252 = U(252)
+U255 = U(255)
+U256 = U(256)
+U511 = U(511)
+U8192 = U(8192)
+U9363 = U(9363)
+U10923 = U(10923)
+U13108 = U(13108)
+U16384 = U(16384)
+U21846 = U(21846)
+U32768 = U(32768)
+U65536 = U(65536)
+UA_ACTIONS = U(A_ACTIONS)
+UA_EARLY = U(A_EARLY)
+UA_FIRST = U(A_FIRST)
+UA_MADE = U(A_MADE)
+UA_OUTCOME_HI = U(A_OUTCOME - 32)
+UB_HITS_HI = U(B_HITS - 32)
+UFIELD32 = U(FIELD32)
+UK_COUNT = U(K_COUNT)
+UK_RANK = U(K_RANK)
+UK_TWIN = U(K_TWIN)
+UK_V = U(K_V)
+ULANE_BYTES = U(LANE_BYTES)
+UMAX_LANE_COMBATANTS = U(MAX_LANE_COMBATANTS)
+UMAX_REJECTED = U(MAX_REJECTED)
+UR16_SIDES = U(R16_SIDES)
+USIDES = U(SIDES)
 
 
 @njit(**HOT)
@@ -223,7 +265,7 @@ def _top32(pool):
     """The highest face of a pool of 5-bit fields, 0 if empty (selects: no lzcnt on 32
     bits in numba)."""
     return (
-        U(pool >= U(1))
+        U(pool >= U1)
         + U(pool >= U(1 << 5))
         + U(pool >= U(1 << 10))
         + U(pool >= U(1 << 15))
@@ -238,9 +280,9 @@ def _key32(pool, rk):
     and index bits), 0 if the pool is empty: every key of a pool is above 0, so the
     order of keys is rules.py's."""
     v = _top32(pool)
-    count = U(U(pool >> U(U(U(v * U(FIELD32)) - U(FIELD32)) & U(31))) & U(31))
-    k = U(U(v << U(K_V)) | U(count << U(K_COUNT)) | rk)
-    return k if pool != U(0) else U(0)
+    count = U(U(pool >> U(U(U(v * UFIELD32) - UFIELD32) & U31)) & U31)
+    k = U(U(v << UK_V) | U(count << UK_COUNT) | rk)
+    return k if pool != U0 else U0
 
 
 @njit(**HOT)
@@ -253,8 +295,8 @@ def _larger32(x, y):
 @njit(**HOT)
 def _limit32(t):
     """stream.BYTE_LIMIT[t] for 0 <= t <= MAX_LANE_COMBATANTS, by selects (no gather)."""
-    odd = (t == U(3)) | (t == U(5))
-    return U(252) if (t == U(6)) | (t == U(7)) else (U(255) if odd else U(256))
+    odd = (t == U3) | (t == U5)
+    return U252 if (t == U6) | (t == U7) else (U255 if odd else U256)
 
 
 @njit(**HOT)
@@ -263,16 +305,16 @@ def _below32(x, t):
     reciprocal ceil(2**16 / t), exact for x < 256, chosen by selects, then one
     multiplication (no division, no table lookup: a gather or a loop here keeps LLVM
     from vectorising the loop over the lanes)."""
-    rc = U(0)
-    rc = U(65536) if t == U(1) else rc
-    rc = U(32768) if t == U(2) else rc
-    rc = U(21846) if t == U(3) else rc
-    rc = U(16384) if t == U(4) else rc
-    rc = U(13108) if t == U(5) else rc
-    rc = U(10923) if t == U(6) else rc
-    rc = U(9363) if t == U(7) else rc
-    rc = U(8192) if t == U(8) else rc
-    return U(x - U(U(U(x * rc) >> U(16)) * t))
+    rc = U0
+    rc = U65536 if t == U1 else rc
+    rc = U32768 if t == U2 else rc
+    rc = U21846 if t == U3 else rc
+    rc = U16384 if t == U4 else rc
+    rc = U13108 if t == U5 else rc
+    rc = U10923 if t == U6 else rc
+    rc = U9363 if t == U7 else rc
+    rc = U8192 if t == U8 else rc
+    return U(x - U(U(U(x * rc) >> U16) * t))
 
 
 @njit(**{**INNER, "error_model": "numpy"})
@@ -282,8 +324,8 @@ def start_block(key, r0, n, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB
     32-bit (``W64``: the streams' 64-bit words, scratch)."""
     OK, POS, STEP, BEST, CONT, AUX = ROW0, ROW1, ROW2, ROW3, ROW5, ROW7
     un = np.uint64(n)
-    one = U(1)
-    zero = U(0)
+    one = U1
+    zero = U0
     golden = np.uint64(0x9E3779B97F4A7C15)
     # ---- the first LANE_WORDS outputs of every lane's stream (round_start, xoshiro)
     for b in range(ULANES):
@@ -322,7 +364,7 @@ def start_block(key, r0, n, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB
             for b in range(ULANES):
                 BY[out + b] = np.uint8((W64[word + b] >> shift) & np.uint64(255))
     limit = U(BYTE_LIMIT[SIDES])
-    most = U(MAX_REJECTED)
+    most = UMAX_REJECTED
     k = np.uint64(0)  # the round's dice so far
     for i in range(un):
         row = i * ULANES
@@ -347,15 +389,15 @@ def start_block(key, r0, n, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB
                 y2 = U(BY[k2 + b])
                 y3 = U(BY[k3 + b])
                 y4 = U(BY[k4 + b])
-                x = y0 if r == zero else (y1 if r == one else (y2 if r == U(2) else y3))
+                x = y0 if r == zero else (y1 if r == one else (y2 if r == U2 else y3))
                 again = U(x >= limit)  # rejected: the next byte
-                x2 = y1 if r == zero else (y2 if r == one else (y3 if r == U(2) else y4))
+                x2 = y1 if r == zero else (y2 if r == one else (y3 if r == U2 else y4))
                 x = x2 if again != zero else x
                 r = U(r + again)
-                S[OK + b] = U(S[OK + b] & U(U(x < limit) & U(r <= most)))
+                S[OK + b] = S[OK + b] & U((x < limit) & (r <= most))
                 S[POS + b] = r
-                f = U(x - U(U(U(x * U(R16_SIDES)) >> U(16)) * U(SIDES)))
-                POOL[row + b] = U(POOL[row + b] + U(one << U(U(f * U(FIELD32)) & U(31))))
+                f = U(x - ((x * UR16_SIDES) >> U16) * USIDES)
+                POOL[row + b] = POOL[row + b] + (one << ((f * UFIELD32) & U31))
             k += np.uint64(1)
     # the words from byte p on, byte p the low byte of the first, as 32-bit words
     low = np.uint64(0xFFFFFFFF)
@@ -363,30 +405,30 @@ def start_block(key, r0, n, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB
     for b in range(ULANES):
         p = U(S[POS + b] + U(k))  # the next byte: the dice and the rejected bytes
         S[POS + b] = p
-        q = p >> U(3)
+        q = p >> U3
         z = np.uint64(0)
         w0 = W64[b]
         w1 = W64[ROW1 + b]
         w2 = W64[ROW2 + b]
         w3 = W64[ROW3 + b]
-        v0 = w0 if q == zero else (w1 if q == one else (w2 if q == U(2) else w3))
-        v1 = w1 if q == zero else (w2 if q == one else (w3 if q == U(2) else z))
+        v0 = w0 if q == zero else (w1 if q == one else (w2 if q == U2 else w3))
+        v1 = w1 if q == zero else (w2 if q == one else (w3 if q == U2 else z))
         v2 = w2 if q == zero else (w3 if q == one else z)
         v3 = w3 if q == zero else z
-        s = np.uint64(U(U(p & U(7)) << U(3)))
+        s = np.uint64(U(U(p & U7) << U3))
         up = np.uint64(63) - s  # (x << 1) << (63 - s): x << (64 - s), 0 for s = 0
         u0 = (v0 >> s) | ((v1 << np.uint64(1)) << up)
         u1 = (v1 >> s) | ((v2 << np.uint64(1)) << up)
         u2 = (v2 >> s) | ((v3 << np.uint64(1)) << up)
         u3 = v3 >> s
-        WD[b] = U(u0 & low)
-        WD[ROW1 + b] = U(u0 >> np.uint64(32))
-        WD[ROW2 + b] = U(u1 & low)
-        WD[ROW3 + b] = U(u1 >> np.uint64(32))
-        WD[ROW4 + b] = U(u2 & low)
-        WD[ROW5 + b] = U(u2 >> np.uint64(32))
-        WD[ROW6 + b] = U(u3 & low)
-        WD[ROW7 + b] = U(u3 >> np.uint64(32))
+        WD[b] = u0 & low
+        WD[ROW1 + b] = u0 >> np.uint64(32)
+        WD[ROW2 + b] = u1 & low
+        WD[ROW3 + b] = u1 >> np.uint64(32)
+        WD[ROW4 + b] = u2 & low
+        WD[ROW5 + b] = u2 >> np.uint64(32)
+        WD[ROW6 + b] = u3 & low
+        WD[ROW7 + b] = u3 >> np.uint64(32)
         WD[last + b] = zero
     # ---- T2: ranks of the full pools (5-bit fields: the order of rules.py's pools), the
     # twin flag and the index
@@ -398,11 +440,11 @@ def start_block(key, r0, n, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB
         for j in range(un):
             other = j * ULANES
             for b in range(ULANES):
-                RK[row + b] = U(RK[row + b] + U(POOL[other + b] < POOL[row + b]))
-                S[AUX + b] = U(S[AUX + b] + U(POOL[other + b] == POOL[row + b]))
+                RK[row + b] = RK[row + b] + U(POOL[other + b] < POOL[row + b])
+                S[AUX + b] = S[AUX + b] + U(POOL[other + b] == POOL[row + b])
         me = U(7 - np.int64(i))
         for b in range(ULANES):
-            RK[row + b] = U(U(RK[row + b] << U(K_RANK)) | U(U(S[AUX + b] > one) << U(K_TWIN)) | me)
+            RK[row + b] = (RK[row + b] << UK_RANK) | (U(S[AUX + b] > one) << UK_TWIN) | me
     # ---- turns: one action per lane still playing, a pass at a time.  KEYS and S[BEST]
     # hold every combatant's R3 key and the best of them (0: the round is over)
     for b in range(ULANES):
@@ -471,8 +513,8 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
     SHR, MR, SEL = ROW8, ROW9, ROW10  # the actor's attack share, target count, pool/die
     un = np.uint64(n)
     width = np.uint64(width) & ~np.uint64(15)  # (a multiple of 16: no remainder loops)
-    one = U(1)
-    zero = U(0)
+    one = U1
+    zero = U0
     passes = 0
     while True:
         # R3: the best key's combatant; T3 where its full pool has a twin (and no chain
@@ -480,7 +522,7 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
         playing = zero
         for b in range(width):
             playing |= U(S[BEST + b] != zero)
-            S[CLS + b] = U(S[BEST + b] >> U(K_RANK))  # (scratch rows: unread after return)
+            S[CLS + b] = U(S[BEST + b] >> UK_RANK)  # (scratch rows: unread after return)
             S[AUX + b] = zero
         if playing == zero:
             return passes, 0
@@ -490,27 +532,27 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
         for i in range(un):
             row = i * ULANES
             for b in range(width):
-                S[AUX + b] = U(S[AUX + b] + U(U(KEYS[row + b] >> U(K_RANK)) == S[CLS + b]))
+                S[AUX + b] = S[AUX + b] + U(U(KEYS[row + b] >> UK_RANK) == S[CLS + b])
         for b in range(width):
             best = S[BEST + b]
             ties = S[AUX + b]
             cont = S[CONT + b]
             need = U(
-                U(U(best >> U(K_TWIN)) & one) & U(ties > one) & U(cont == zero) & U(best != zero)
+                U(U(best >> UK_TWIN) & one) & U(ties > one) & U(cont == zero) & U(best != zero)
             )
             # the lane's next bytes are the low bytes of its first word
             tl = _limit32(ties)
             lo = WD[b]
-            x = U(lo & U(255))
+            x = U(lo & U255)
             again = U(need & U(x >= tl))  # rejected: the next byte
-            x = U(U(lo >> U(8)) & U(255)) if again != zero else x
+            x = U(U(lo >> U8) & U255) if again != zero else x
             p = U(S[POS + b] + again)
-            S[OK + b] = U(S[OK + b] & U(U(one - need) | U(U(x < tl) & U(p < U(LANE_BYTES)))))
-            S[POS + b] = U(p + need)
+            S[OK + b] = S[OK + b] & U(U(one - need) | U(U(x < tl) & U(p < ULANE_BYTES)))
+            S[POS + b] = p + need
             S[OFF + b] = U(again + need)  # bytes used this pass
             r = _below32(x, ties)
             S[AUX + b] = r if need != zero else NONE32  # the tie wanted, NONE32 if none
-            first = U(U(7) - U(best & U(7))) if best != zero else zero
+            first = U(U7 - U(best & U7)) if best != zero else zero
             S[ACT + b] = U(cont - one) if cont != zero else first
         # the actor (the tie drawn) and its attack word (lane_tables' C[5] without its
         # reciprocal)
@@ -519,9 +561,9 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             me = U(i)
             word = U(C[5, i] & WORD32)
             for b in range(width):
-                tied = U(U(KEYS[row + b] >> U(K_RANK)) == S[CLS + b])
+                tied = U(U(KEYS[row + b] >> UK_RANK) == S[CLS + b])
                 chosen = (tied & U(S[AUX + b] == zero)) != zero
-                S[AUX + b] = U(S[AUX + b] - tied)
+                S[AUX + b] = S[AUX + b] - tied
                 acts = chosen | (S[ACT + b] == me)
                 S[ACT + b] = me if acts else S[ACT + b]
                 S[MR + b] = word if acts else S[MR + b]
@@ -532,29 +574,29 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             best = S[BEST + b]
             live = U(best != zero)  # 1 if the lane still plays
             c = S[ACT + b]
-            a = U(U(S[SEL + b] if S[CONT + b] != zero else U(best >> U(K_V))) * live)
+            a = U(U(S[SEL + b] if S[CONT + b] != zero else U(best >> UK_V)) * live)
             S[SEL + b] = a
             word = S[MR + b]
             shares = U(U(word & one) * live)
             # the target: below(count) (for a power of two count the same byte & mask)
-            m = U(U(word >> one) & U(15))
+            m = U(U(word >> one) & U15)
             drawn = U(shares & U(m > one))
-            tl = U(U(word >> U(8)) & U(511))
-            lo = U(WD[b] >> U(U(S[OFF + b] << U(3)) & U(31)))  # (at most 2 bytes used)
-            x = U(lo & U(255))
+            tl = U(U(word >> U8) & U511)
+            lo = U(WD[b] >> U(U(S[OFF + b] << U3) & U31))  # (at most 2 bytes used)
+            x = U(lo & U255)
             again = U(drawn & U(x >= tl))
-            x = U(U(lo >> U(8)) & U(255)) if again != zero else x
+            x = U(U(lo >> U8) & U255) if again != zero else x
             p = U(S[POS + b] + again)
-            S[OK + b] = U(S[OK + b] & U(U(one - drawn) | U(U(x < tl) & U(p < U(LANE_BYTES)))))
-            S[POS + b] = U(p + drawn)
-            S[OFF + b] = U(S[OFF + b] + U(again + drawn))
+            S[OK + b] = S[OK + b] & U(U(one - drawn) | U(U(x < tl) & U(p < ULANE_BYTES)))
+            S[POS + b] = p + drawn
+            S[OFF + b] = S[OFF + b] + U(again + drawn)
             r = U(_below32(x, m) * drawn)
             # the target list's entry r, looked up below (a gather would keep this loop
             # from vectorising)
-            S[CLS + b] = U(U(U(c & U(7)) * U(MAX_LANE_COMBATANTS)) + U(r & U(7)))
+            S[CLS + b] = U(U(c & U7) * UMAX_LANE_COMBATANTS) + U(r & U7)
             S[SHR + b] = shares
         for b in range(width):
-            S[MR + b] = U(TT[S[CLS + b]])
+            S[MR + b] = TT[S[CLS + b]]
         for b in range(width):
             live = S[BEST + b] != zero
             # who acts (NONE32: nobody, the round is over), whom it attacks (NONE32:
@@ -564,10 +606,10 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             step = S[STEP + b]
             S[CLS + b] = S[ACT + b] if live else NONE32
             S[MR + b] = S[MR + b] if shares != zero else NONE32
-            spend = U(one << U(U(U(a * U(FIELD32)) - U(FIELD32)) & U(31)))
+            spend = U(one << U(U(U(a * UFIELD32) - UFIELD32) & U31))
             S[SPD + b] = spend if a > zero else zero
             S[SHR + b] = U(
-                U(one << U(A_ACTIONS)) + U(U(step == zero) << U(A_FIRST)) + U(shares << U(A_MADE))
+                U(one << UA_ACTIONS) + U(U(step == zero) << UA_FIRST) + U(shares << UA_MADE)
             )
             S[BEST + b] = zero
             S[AUX + b] = zero  # someone responded (a chain ends)
@@ -596,33 +638,32 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
                 own = U(U(normal | hasty) & hit_me)
                 hasty = U(hasty & hit_me)
                 early = U(U((ATT[row + b] == zero) & (first == NONE32)) & hit_me)
-                ATT[row + b] = U(ATT[row + b] | hit_me)
-                spent = U(own << U(U(U(die * U(FIELD32)) - U(FIELD32)) & U(31)))
+                ATT[row + b] = ATT[row + b] | hit_me
+                spent = U(own << U(U(U(die * UFIELD32) - UFIELD32) & U31))
                 pool = U(pool - (spent if die > zero else zero))
-                outcome = U(2) if hasty != zero else normal
+                outcome = U2 if hasty != zero else normal
                 scale = U(a - die) if a > U(die + one) else one
                 # WA: actions, first, made, early | WA2: defenses, undefended, defended,
                 # hasty_only; WB: hasty_ge.1-4 | WB2: hasty_ge.5, hits (8-bit fields)
-                WA[row + b] = U(wa + U(U(early << U(A_EARLY)) & mhit))
+                WA[row + b] = wa + U(U(early << UA_EARLY) & mhit)
                 WA2[row + b] = U(
-                    WA2[row + b]
-                    + U(U(own + U(one << U(U(A_OUTCOME - 32) + U(outcome << U(3))))) & mhit)
+                    WA2[row + b] + U(U(own + U(one << U(UA_OUTCOME_HI + U(outcome << U3)))) & mhit)
                 )
-                low = U(hasty << U(U(U(scale << U(3)) - U(8)) & U(31)))
-                WB[row + b] = U(WB[row + b] + (low if scale < U(5) else zero))
+                low = U(hasty << U(U(U(scale << U3) - U8) & U31))
+                WB[row + b] = WB[row + b] + (low if scale < U5 else zero)
                 WB2[row + b] = U(
                     WB2[row + b]
-                    + U(hasty & U(scale == U(5)))
-                    + U(U(hit_me & U(one - normal)) << U(B_HITS - 32))
+                    + U(hasty & U(scale == U5))
+                    + U(U(hit_me & U(one - normal)) << UB_HITS_HI)
                 )
-                S[AUX + b] = U(S[AUX + b] | own)
+                S[AUX + b] = S[AUX + b] | own
                 POOL[row + b] = pool
                 FIRST[row + b] = first
                 k = _key32(pool, RK[row + b])
                 KEYS[row + b] = k
                 S[BEST + b] = _larger32(S[BEST + b], k)
                 # a chain may go on: the actor's next die has the value a (its new key's)
-                goes = (acts != zero) & (U(k >> U(K_V)) == a)
+                goes = (acts != zero) & (U(k >> UK_V) == a)
                 S[ACT + b] = U(me + one) if goes else (zero if acts != zero else S[ACT + b])
         # R3 (chain orders): the actor goes on with its next die of value a unless a
         # response broke the run ("chain"), or always ("chain_unbroken")
@@ -630,14 +671,14 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
         chained = U(order != ORDER_DYNAMIC)
         for b in range(width):
             keep = U(chained & U(unbroken | U(S[AUX + b] == zero)))
-            S[CONT + b] = U(S[ACT + b] * keep)
-            S[STEP + b] = U(S[STEP + b] + U(S[CLS + b] != NONE32))
+            S[CONT + b] = S[ACT + b] * keep
+            S[STEP + b] = S[STEP + b] + U(S[CLS + b] != NONE32)
             # the bytes used this pass out (at most 4: 32 bits; (y << 1) << (31 - sh) is
             # y << (32 - sh), 0 for sh = 0), every word in this loop (a loop a word, 8 of
             # them, doubled the LLVM IR of the function: a slower cold compile)
-            whole = S[OFF + b] == U(4)
-            sh = U(U(S[OFF + b] << U(3)) & U(31))
-            up = U(U(31) - sh)
+            whole = S[OFF + b] == U4
+            sh = U((S[OFF + b] << U3) & U31)
+            up = U(U31 - sh)
             x0 = WD[b]
             x1 = WD[ROW1 + b]
             x2 = WD[ROW2 + b]
@@ -647,14 +688,14 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             x6 = WD[ROW6 + b]
             x7 = WD[ROW7 + b]
             x8 = WD[ROW8 + b]  # zeros
-            WD[b] = x1 if whole else U(U(x0 >> sh) | U(U(x1 << one) << up))
-            WD[ROW1 + b] = x2 if whole else U(U(x1 >> sh) | U(U(x2 << one) << up))
-            WD[ROW2 + b] = x3 if whole else U(U(x2 >> sh) | U(U(x3 << one) << up))
-            WD[ROW3 + b] = x4 if whole else U(U(x3 >> sh) | U(U(x4 << one) << up))
-            WD[ROW4 + b] = x5 if whole else U(U(x4 >> sh) | U(U(x5 << one) << up))
-            WD[ROW5 + b] = x6 if whole else U(U(x5 >> sh) | U(U(x6 << one) << up))
-            WD[ROW6 + b] = x7 if whole else U(U(x6 >> sh) | U(U(x7 << one) << up))
-            WD[ROW7 + b] = x8 if whole else U(U(x7 >> sh) | U(U(x8 << one) << up))
+            WD[b] = x1 if whole else (x0 >> sh) | ((x1 << one) << up)
+            WD[ROW1 + b] = x2 if whole else (x1 >> sh) | ((x2 << one) << up)
+            WD[ROW2 + b] = x3 if whole else (x2 >> sh) | ((x3 << one) << up)
+            WD[ROW3 + b] = x4 if whole else (x3 >> sh) | ((x4 << one) << up)
+            WD[ROW4 + b] = x5 if whole else (x4 >> sh) | ((x5 << one) << up)
+            WD[ROW5 + b] = x6 if whole else (x5 >> sh) | ((x6 << one) << up)
+            WD[ROW6 + b] = x7 if whole else (x6 >> sh) | ((x7 << one) << up)
+            WD[ROW7 + b] = x8 if whole else (x7 >> sh) | ((x8 << one) << up)
 
 
 @njit(**INNER)
@@ -668,7 +709,7 @@ def compact(n, S, WD, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS):
             continue
         j = m
         m += np.uint64(1)
-        S[ORIG + j] = U(b)
+        S[ORIG + j] = b
         if j == b:
             continue
         for row in (ROW0, ROW1, ROW2, ROW3, ROW5, ROW10):  # ok, position, step, best,
@@ -738,13 +779,13 @@ def write_counts(n, CS, Y, F, WA, WA2, WB, WB2, FIRST):
             half = WA if k < 4 else WA2
             shift = U(8 * (k & 3))
             for b in range(ULANES):
-                Y[out + b] = U(half[row + b] >> shift) & U(255)
+                Y[out + b] = U(half[row + b] >> shift) & U255
         for k in range(WORD_B.size):
             out = CS[i, WORD_B[k]]
             half = WB if k < 4 else WB2
             shift = U(8 * (k & 3))
             for b in range(ULANES):
-                Y[out + b] = U(half[row + b] >> shift) & U(255)
+                Y[out + b] = U(half[row + b] >> shift) & U255
         for b in range(ULANES):
             F[i, b] = first64(FIRST[row + b])
 
