@@ -83,7 +83,9 @@ def y_flushes(rounds, n, WA, WA2, WB, WB2, FIRST, CS, Y, F, FT, L, lb, plan, sum
 def packed_flushes(rounds, n, WA, WA2, WB, WB2, FIRST, V, packed, s1, s2, sl, sx, tot, AB):
     """The same block flushed by ``lanes_flush.flush_block``, once per block of ``rounds``."""
     for _ in range(0, rounds - lanes.LANES + 1, lanes.LANES):
-        lanes_flush.flush_block(n, WA, WA2, WB, WB2, FIRST, V, packed, s1, s2, sl, sx, tot, AB)
+        lanes_flush.flush_block(
+            n, lanes.LANES, WA, WA2, WB, WB2, FIRST, V, packed, s1, s2, sl, sx, tot, AB
+        )
 
 
 @njit

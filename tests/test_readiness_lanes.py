@@ -211,3 +211,36 @@ def test_the_packed_flush_covers_groups_sides_and_every_kind_of_pair():
             tr = READINESS.trace(compiled, key, n, first=first)
             rows, lengths = cycles(tr.rows, tr.carries)
             assert fast.equals(flush_rows(rows, job.layout, lengths))
+
+
+def test_a_short_last_block_is_flushed_from_its_lanes():
+    """Rounds that are not a multiple of LANES (nor of 16): the last block's rounds are
+    played by the scalar player, packed into their lanes and flushed by
+    ``lanes_flush.flush_block`` told how many lanes hold rounds; the padding lanes add
+    nothing, to actions_dist's slot 0, no_action, acts_before and pairs of them too.
+    The sums are the scalar path's."""
+    assert lanes.LANES == 128
+    entries = [
+        {"name": "Hero", "side": "party", "readiness": 3, "count": 2, "defend": "hasty_up_to:3"},
+        {"name": "Mage", "side": "party", "readiness": 2, "attack_share": 0.0},
+        {"name": "Foe", "side": "foes", "readiness": 3, "count": 2, "defend": "always"},
+    ]
+    data = {"scenario": {"name": "lanes", "system": "readiness"}, "rules": {"order": "dynamic"}}
+    scenario = scenario_from_dict({**data, "combatant": entries}, source="<lanes>")
+    layout = engine.layout_for(scenario)
+    extra = (
+        (layout.before_index(0, 3), layout.dist_index(2, 0)),
+        (layout.dist_index(0, 0), layout.count_index(2, "no_action")),
+        (layout.count_index(1, "no_action"), layout.before_index(4, 1)),
+    )
+    rng = random.Random("lanes-short")
+    scenarios = [(scenario, extra)] + [(eligible_scenario(rng), ()) for _ in range(3)]
+    for k, (sc, pairs) in enumerate(scenarios):
+        job = engine.prepare(sc, pairs=pairs)
+        assert job.compiled.lanes_off is None
+        for n in (1000, 130, 7):
+            key, first = _key(7000 + k), rng.randrange(0, 500)
+            fast, slow = job.layout.new_sums(), job.layout.new_sums()
+            kernel.run_chunk(job.compiled, key, n, fast, first=first)
+            kernel.run_chunk(_scalar(job.compiled), key, n, slow, first=first)
+            assert fast.equals(slow), (sc.to_dict(), n)

@@ -353,16 +353,34 @@ def word_sums(V, w, out, p):
     V[out + np.uint64(11)] = c3
 
 
+@njit(**INNER)
+def pad_lanes(n, nb, FIRST, V, words):
+    """Lanes ``nb`` .. LANES - 1 of a short last block hold no round: their words of
+    ``V`` zeroed and their first steps NONE32, so that they add nothing to a sum but to
+    actions_dist's slot 0 (actions 0: ``flush_block`` takes them off)."""
+    for w in range(np.uint64(words)):
+        base = w * ULANES
+        for b in range(np.uint64(nb), ULANES):
+            V[base + b] = U(0)
+    for i in range(np.uint64(n)):
+        row = i * ULANES
+        for b in range(np.uint64(nb), ULANES):
+            FIRST[row + b] = lanes.NONE32
+
+
 @njit(**HOT)
-def flush_block(n, WA, WA2, WB, WB2, FIRST, V, plan, s1, s2, sl, sx, tot, AB):
-    """Add a block of ``LANES`` one-round cycles to the sums from its packed counts
-    (``WA``, ``WA2``, ``WB``, ``WB2``, ``FIRST`` [n, LANES], uint32, as
-    ``play_block_packed`` leaves them, every lane's round played; ``V`` the words'
-    scratch; ``plan``: ``flush_plan``'s), as ``counts.flush_single`` adds the same cycles
-    written into the counts array; ``AB[0, i, j]`` counts acts_before (the driver adds it
-    to the sums)."""
+def flush_block(n, nb, WA, WA2, WB, WB2, FIRST, V, plan, s1, s2, sl, sx, tot, AB):
+    """Add a block of ``nb`` (at most ``LANES``) one-round cycles to the sums from its
+    packed counts (``WA``, ``WA2``, ``WB``, ``WB2``, ``FIRST`` [n, LANES], uint32, as
+    ``play_block_packed`` leaves them, the rounds in lanes 0 .. nb - 1, the others padding
+    (``pad_lanes``); ``V`` the words' scratch; ``plan``: ``flush_plan``'s), as
+    ``counts.flush_single`` adds the same cycles written into the counts array;
+    ``AB[0, i, j]`` counts acts_before (the driver adds it to the sums)."""
     UNITS, EMIT, PAIRS, NEAR, PARTNER, DERIVED, dist_off, summed, words = plan
     block_words(n, WA, WA2, WB, WB2, FIRST, V, UNITS, DERIVED)
+    pad = U(LANES - nb)
+    if nb < LANES:
+        pad_lanes(n, nb, FIRST, V, words)
     at = np.uint64(words) * ULANES  # the words' sums after the words: SUMS entries a word
     for w in range(summed):
         word_sums(V, w, at + np.uint64(SUMS * w), PARTNER[w])
@@ -392,6 +410,8 @@ def flush_block(n, WA, WA2, WB, WB2, FIRST, V, plan, s1, s2, sl, sx, tot, AB):
             uk = U(k)
             for b in range(ULANES):
                 hits = U(hits + U(U(V[acts + b] & BYTE) == uk))
+            if k == 0:  # padding lanes: actions 0
+                hits = U(hits - pad)
             s1[d + k] += np.int64(hits)
             s2[d + k] += np.int64(hits)
             sl[d + k] += np.int64(hits)
@@ -404,9 +424,9 @@ def flush_block(n, WA, WA2, WB, WB2, FIRST, V, plan, s1, s2, sl, sx, tot, AB):
             for b in range(ULANES):
                 before = U(before + U(FIRST[fi + b] < FIRST[fj + b]))
             AB[0, i, j] += np.int64(before)
-    tot[0] += LANES
-    tot[1] += LANES
-    tot[2] += LANES
+    tot[0] += nb
+    tot[1] += nb
+    tot[2] += nb
 
 
 # inlined by numba into its caller, as ``lanes.play_block`` is (docs/performance.md)

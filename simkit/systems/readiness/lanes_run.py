@@ -8,8 +8,9 @@ is played again by ``rules.play_round`` (kernel.py's lean scalar player, ``play_
 into its column of the counts array and packed into its place
 (``lanes_flush.pack_column``); ``lanes_flush.flush_block`` then adds the block to the
 sums straight from the packed counts.  A last block of fewer rounds is played by the
-scalar player alone into the counts array and flushed by the scalar path's own flush
-(``counts.flush_single``).  Either way the sums are the scalar path's bit for bit
+scalar player alone, each round packed into its lane as above, and flushed the same way,
+``flush_block`` told how many lanes hold rounds (the others add nothing): the scalar
+path's flush is not compiled into this one.  The sums are the scalar path's bit for bit
 (tests/test_readiness_lanes.py)."""
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import numpy as np
 
 from simkit.metrics import Sums
 from simkit.systems.readiness import counts, lanes, lanes_flush
-from simkit.systems.readiness.codes import COUNT_COLUMNS, G_LOG_BATCH, G_ORDER, G_ROUND, N_FIELDS
-from simkit.systems.readiness.kernel import Compiled, driver_arguments, flush_single, play_lean
+from simkit.systems.readiness.codes import COUNT_COLUMNS, G_ORDER, G_ROUND, N_FIELDS
+from simkit.systems.readiness.kernel import Compiled, driver_arguments, play_lean
 from simkit.systems.stream import round_start
 from simkit.systems.support import ENTRY, njit, unmanaged, with_columns
 
@@ -38,11 +39,8 @@ def run_rounds_lanes(
     P = with_columns(P, N_FIELDS)
     W = with_columns(W, N_FIELDS)
     CS = with_columns(CS, COUNT_COLUMNS)
-    lb = G[G_LOG_BATCH]
     before_slots = counts.before_slots(plan)
     n = P.shape[0]
-    ACC = np.zeros(n * n, dtype=np.int16)  # flush: acts_before along the combatants
-    sums = (s1, s2, sl, sx, tot, AB, ACC)
     order = G[G_ORDER]
     r = first
     end = first + n_rounds
@@ -54,27 +52,17 @@ def run_rounds_lanes(
                 KEYS, SA, SA2, SB, SB2, SF,
             )  # fmt: skip
         # the scalar player (one call site: a copy of it compiled, not two): every round
-        # of a last block of fewer rounds, and a round that outran its lane's bytes
+        # of a last block of fewer rounds, and a round that outran its lane's bytes, each
+        # into its column of the counts array and packed into its lane
         for b in range(nb):
             if nb < LANES or S[lanes.OKS + np.uint64(b)] == 0:
-                if nb == LANES:
-                    lanes.clear_column(n, CS, Y, F, b)
+                lanes.clear_column(n, CS, Y, F, b)
                 round_start(st, key, r + b)
                 G[G_ROUND] = r + b
                 play_lean(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, 0)
-                if nb == LANES:
-                    lanes_flush.pack_column(n, CS, Y, F, b, SA, SA2, SB, SB2, SF)
-        if nb == LANES:  # a whole block: flushed straight from its packed counts
-            lanes_flush.flush_block(n, SA, SA2, SB, SB2, SF, V, packed, s1, s2, sl, sx, tot, AB)
-            r += nb
-            continue
-        for b in range(nb):
-            L[b] = 1
-        flush_single(Y, F, FT, L, nb, lb, CS, plan, sums)
-        if n >= nb:  # the flush counted acts_before in ACC (a short last block): into AB
-            for m in range(n * n):
-                AB[0, m // n, m % n] += ACC[m]
-                ACC[m] = 0
+                lanes_flush.pack_column(n, CS, Y, F, b, SA, SA2, SB, SB2, SF)
+        # flushed straight from its packed counts (a short block's other lanes add nothing)
+        lanes_flush.flush_block(n, nb, SA, SA2, SB, SB2, SF, V, packed, s1, s2, sl, sx, tot, AB)
         r += nb
     for i in range(n):  # acts_before: 0 or 1 per cycle (kernel.run_rounds)
         for j in range(n):
