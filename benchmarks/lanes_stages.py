@@ -121,9 +121,9 @@ def main() -> None:
         np.zeros(lanes.LANE_BYTES * lanes.LANES, dtype=np.uint8),
         np.zeros(lanes.S_ROWS * lanes.LANES, dtype=np.uint32),
         *(np.zeros(per, dtype=np.uint32) for _ in range(9)),
-        compiled.count_table << np.uint64(compiled.batch.bit_length() - 1),
-        np.zeros(compiled.rows * compiled.batch, dtype=kernel.COUNT_DTYPE),
-        np.zeros((n, compiled.batch), dtype=np.int64),
+        compiled.count_table << np.uint64(lanes.LANES.bit_length() - 1),
+        np.zeros(compiled.rows * lanes.LANES, dtype=kernel.COUNT_DTYPE),
+        np.zeros((n, lanes.LANES), dtype=np.int64),
     )
     order = int(compiled.rules[0])
     rng = np.random.default_rng(1)
@@ -156,9 +156,9 @@ def main() -> None:
     y_sums, p_sums = job.layout.new_sums(), job.layout.new_sums()
     AB = (np.zeros((2, n, n), dtype=np.int64), np.zeros((2, n, n), dtype=np.int64))
     ACC = np.zeros(n * n, dtype=np.int16)
-    FT = np.zeros((compiled.batch + 1) * n, dtype=np.int16)
-    L = np.zeros(compiled.batch, dtype=np.int64)
-    lb = compiled.batch.bit_length() - 1
+    FT = np.zeros((lanes.LANES + 1) * n, dtype=np.int16)
+    L = np.zeros(lanes.LANES, dtype=np.int64)
+    lb = lanes.LANES.bit_length() - 1
 
     def y_flush() -> None:
         s = y_sums

@@ -219,7 +219,7 @@ def test_a_short_last_block_is_flushed_from_its_lanes():
     ``lanes_flush.flush_block`` told how many lanes hold rounds; the padding lanes add
     nothing, to actions_dist's slot 0, no_action, acts_before and pairs of them too.
     The sums are the scalar path's."""
-    assert lanes.LANES == 128
+    assert lanes.LANES == 256
     entries = [
         {"name": "Hero", "side": "party", "readiness": 3, "count": 2, "defend": "hasty_up_to:3"},
         {"name": "Mage", "side": "party", "readiness": 2, "attack_share": 0.0},

@@ -93,7 +93,7 @@ from simkit.systems.support import njit
 
 # On: measured faster than the scalar path (docs/performance.md).  False turns them off.
 ENABLED = True
-LANES = 128  # rounds side by side (a block); the counts array has at least as many columns
+LANES = 256  # rounds side by side (a block); the counts array has at least as many columns
 ULANES = np.uint64(LANES)
 LANE_WORDS = 4  # stream outputs a lane holds: 32 byte draws
 # rows of the per-lane arrays (unsigned: the index arithmetic needs no fix-up)
@@ -171,7 +171,7 @@ def why_not_lanes(p: np.ndarray, batch: int, never: frozenset[str], fights: bool
             ("fights", not fights),
             ("too_many_combatants", p.shape[1] <= MAX_LANE_COMBATANTS),
             ("too_many_dice", int(p[P_DICE].sum()) <= MAX_LANE_DICE),
-            ("small_batch", batch >= LANES),
+            ("small_batch", batch >= 1),
             (
                 "uncarried_count",
                 all(c in LANE_CARRIES or c in DERIVED or c in never for c in COUNTS),

@@ -474,22 +474,23 @@ def play_block_packed(
 
 
 @njit(**INNER)
-def pack_column(n, CS, Y, F, b, SA, SA2, SB, SB2, SF):
+def pack_column(n, CS, Y, F, col, b, SA, SA2, SB, SB2, SF):
     """Lane b's round as the scalar player wrote it into column b of ``Y`` (and ``F``)
     packed into ``SA``, ``SA2``, ``SB``, ``SB2``, ``SF`` as the lanes pack theirs; the
     column then zeroed (``lanes.clear_column``)."""
     ub = np.uint64(b)
+    uc = np.uint64(col)
     for i in range(n):
         row = np.uint64(i) * ULANES
         wa = np.int64(0)
         for k in range(lanes.WORD_A.size):
-            wa |= np.int64(Y[CS[i, lanes.WORD_A[k]] + ub]) << (8 * k)
+            wa |= np.int64(Y[CS[i, lanes.WORD_A[k]] + uc]) << (8 * k)
         wb = np.int64(0)
         for k in range(lanes.WORD_B.size):
-            wb |= np.int64(Y[CS[i, lanes.WORD_B[k]] + ub]) << (8 * k)
+            wb |= np.int64(Y[CS[i, lanes.WORD_B[k]] + uc]) << (8 * k)
         SA[row + ub] = U(wa & 0xFFFFFFFF)
         SA2[row + ub] = U(wa >> 32)
         SB[row + ub] = U(wb & 0xFFFFFFFF)
         SB2[row + ub] = U(wb >> 32)
-        SF[row + ub] = U(F[i, b]) if F[i, b] != lanes.NO_STEP else lanes.NONE32
-    lanes.clear_column(n, CS, Y, F, b)
+        SF[row + ub] = U(F[i, col]) if F[i, col] != lanes.NO_STEP else lanes.NONE32
+    lanes.clear_column(n, CS, Y, F, col)

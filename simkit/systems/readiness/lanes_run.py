@@ -56,11 +56,11 @@ def run_rounds_lanes(
         # into its column of the counts array and packed into its lane
         for b in range(nb):
             if nb < LANES or S[lanes.OKS + np.uint64(b)] == 0:
-                lanes.clear_column(n, CS, Y, F, b)
+                lanes.clear_column(n, CS, Y, F, 0)
                 round_start(st, key, r + b)
                 G[G_ROUND] = r + b
-                play_lean(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, 0)
-                lanes_flush.pack_column(n, CS, Y, F, b, SA, SA2, SB, SB2, SF)
+                play_lean(st, P, W, G, KT, T, GL, Y, np.uint64(0), CS, F, EV, 0)
+                lanes_flush.pack_column(n, CS, Y, F, 0, b, SA, SA2, SB, SB2, SF)
         # flushed straight from its packed counts (a short block's other lanes add nothing)
         lanes_flush.flush_block(n, nb, SA, SA2, SB, SB2, SF, V, packed, s1, s2, sl, sx, tot, AB)
         r += nb
