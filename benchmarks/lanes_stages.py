@@ -43,26 +43,26 @@ HERE = Path(__file__).resolve().parent
 
 
 @njit
-def blocks(key, rounds, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
+def blocks(key, rounds, n, order, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
            KEYS, CS, Y, F):  # fmt: skip
     """``lanes.play_block`` over ``rounds`` rounds (whole blocks): the passes played."""
     passes = 0
     for r0 in range(0, rounds - lanes.LANES + 1, lanes.LANES):
         passes += lanes.play_block(
-            key, r0, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
+            key, r0, n, order, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
             KEYS, CS, Y, F,
         )  # fmt: skip
     return passes
 
 
 @njit
-def packed_blocks(key, rounds, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2,
+def packed_blocks(key, rounds, n, order, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2,
                   WB, WB2, KEYS, SA, SA2, SB, SB2, SF):  # fmt: skip
     """``lanes_flush.play_block_packed`` over ``rounds`` rounds (whole blocks)."""
     passes = 0
     for r0 in range(0, rounds - lanes.LANES + 1, lanes.LANES):
         passes += lanes_flush.play_block_packed(
-            key, r0, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
+            key, r0, n, order, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
             KEYS, SA, SA2, SB, SB2, SF,
         )  # fmt: skip
     return passes
@@ -113,7 +113,7 @@ def main() -> None:
     key = chunk_state(np.random.SeedSequence(1), 0)
     key4 = np.ascontiguousarray(key[:4], dtype=np.uint64)
     n = compiled.n
-    C, TT = lanes.lane_tables(compiled.params, compiled.targets)
+    C = lanes.lane_tables(compiled.params, compiled.targets)
     per = n * lanes.LANES
     work = (
         np.zeros(lanes.LANE_WORDS * lanes.LANES, dtype=np.uint64),
@@ -139,7 +139,7 @@ def main() -> None:
         kernel.run_chunk(c, key, args.rounds, job.layout.new_sums())
 
     def block() -> None:
-        blocks(key4, args.rounds, n, order, C, TT, *work)
+        blocks(key4, args.rounds, n, order, C, *work)
 
     def start() -> None:
         starts(key4, args.rounds, n, C, *work[:-3])
@@ -147,7 +147,7 @@ def main() -> None:
     saved = tuple(np.zeros(per, dtype=np.uint32) for _ in range(5))
 
     def packed_block() -> None:
-        packed_blocks(key4, args.rounds, n, order, C, TT, *work[:-3], *saved)
+        packed_blocks(key4, args.rounds, n, order, C, *work[:-3], *saved)
 
     packed_block()  # a block's packed counts, every lane played: what the flushes flush
     plan = compiled.plan
@@ -194,7 +194,7 @@ def main() -> None:
             start = time.process_time()
             stages[name]()
             times[name].append(time.process_time() - start)
-    passes = blocks(key4, args.rounds, n, order, C, TT, *work)
+    passes = blocks(key4, args.rounds, n, order, C, *work)
     n_blocks = args.rounds // lanes.LANES
     print(
         f"{Path(args.scenario).name}: {args.turns} turns of {args.rounds:,} rounds, "

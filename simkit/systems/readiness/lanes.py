@@ -104,6 +104,8 @@ S_ROWS = 15
 FIRST_PASSES = np.int64(7)  # passes over the whole block; then the rounds still playing alone
 LANE_BYTES = 8 * LANE_WORDS
 MAX_LANE_COMBATANTS = 8
+TARGET_BITS = 3  # a target in lane_tables' list word C[6]: up to 8 entries of 3 bits
+assert MAX_LANE_COMBATANTS <= 1 << TARGET_BITS and MAX_LANE_COMBATANTS * TARGET_BITS <= 32
 MAX_LANE_DICE = 24  # dice a round: more would outrun the lane's bytes too often
 MAX_PASSES = np.int64(MAX_LANE_DICE + 1)  # more than any round can play
 # R1 in a lane: at most this many rejected bytes among its dice (more: played again);
@@ -180,14 +182,14 @@ def why_not_lanes(p: np.ndarray, batch: int, never: frozenset[str], fights: bool
     )
 
 
-def lane_tables(p: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def lane_tables(p: np.ndarray, targets: np.ndarray) -> np.ndarray:
     """Per combatant: (dice, share 0/1, target count, able to respond 0/1, hasty limit,
     its attack in one word: share | count << 1 | stream.BYTE_LIMIT[count] << 8 |
-    stream.RECIPROCAL[count] << 20) as ``C`` [6, n], and its target list as row i of
-    ``TT`` [n, MAX_LANE_COMBATANTS]."""
+    stream.RECIPROCAL[count] << 20, its target list in one word: entry r in bits
+    TARGET_BITS * r ..) as ``C`` [7, n] (a pass takes the actor's target from its
+    list word by a shift: no gather)."""
     n = p.shape[1]
-    C = np.zeros((6, n), dtype=np.int64)
-    TT = np.zeros(n * MAX_LANE_COMBATANTS, dtype=np.int64)
+    C = np.zeros((7, n), dtype=np.int64)
     for i in range(n):
         C[0, i] = p[P_DICE, i]
         C[1, i] = int(p[P_SHARE, i] == SHARE_ALWAYS)
@@ -198,8 +200,8 @@ def lane_tables(p: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndar
         C[5, i] = C[1, i] | m << 1 | int(BYTE_LIMIT[m]) << 8 | int(RECIPROCAL[m]) << 20
         start = int(p[P_TARGET_START, i])
         for r in range(int(p[P_TARGET_COUNT, i])):
-            TT[i * MAX_LANE_COMBATANTS + r] = targets[start + r]
-    return C, TT
+            C[6, i] |= int(targets[start + r]) << (TARGET_BITS * r)
+    return C
 
 
 INNER = {"cache": False, "nogil": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
@@ -213,6 +215,7 @@ HOT = {**INNER, "forceinline": True, "error_model": "numpy"}
 U = np.uint32
 NONE32 = U(0xFFFFFFFF)  # nobody; no first step (NO_STEP of the counts array)
 FIELD32 = 5  # a pool: the count of face f in bits 5(f-1) .. 5f-1 (at most 24 < 32)
+UTARGET_BITS = U(TARGET_BITS)
 WORD32 = 0xFFFFF  # lane_tables' attack word without its reciprocal (``_below32``)
 W_ROWS = 2 * LANE_WORDS + 1  # the stream words as 32-bit words, then a row of zeros
 R16_SIDES = (65536 + SIDES - 1) // SIDES  # ceil(2**16 / SIDES): x % SIDES for a byte x
@@ -254,7 +257,6 @@ UK_RANK = U(K_RANK)
 UK_TWIN = U(K_TWIN)
 UK_V = U(K_V)
 ULANE_BYTES = U(LANE_BYTES)
-UMAX_LANE_COMBATANTS = U(MAX_LANE_COMBATANTS)
 UMAX_REJECTED = U(MAX_REJECTED)
 UR16_SIDES = U(R16_SIDES)
 USIDES = U(SIDES)
@@ -305,15 +307,16 @@ def _below32(x, t):
     reciprocal ceil(2**16 / t), exact for x < 256, chosen by selects, then one
     multiplication (no division, no table lookup: a gather or a loop here keeps LLVM
     from vectorising the loop over the lanes)."""
-    rc = U0
-    rc = U65536 if t == U1 else rc
-    rc = U32768 if t == U2 else rc
-    rc = U21846 if t == U3 else rc
-    rc = U16384 if t == U4 else rc
-    rc = U13108 if t == U5 else rc
-    rc = U10923 if t == U6 else rc
-    rc = U9363 if t == U7 else rc
-    rc = U8192 if t == U8 else rc
+    rc = U(
+        U(U(U0 - U(t == U1)) & U65536)
+        | U(U(U0 - U(t == U2)) & U32768)
+        | U(U(U0 - U(t == U3)) & U21846)
+        | U(U(U0 - U(t == U4)) & U16384)
+        | U(U(U0 - U(t == U5)) & U13108)
+        | U(U(U0 - U(t == U6)) & U10923)
+        | U(U(U0 - U(t == U7)) & U9363)
+        | U(U(U0 - U(t == U8)) & U8192)
+    )
     return U(x - U(U(U(x * rc) >> U16) * t))
 
 
@@ -462,7 +465,7 @@ def start_block(key, r0, n, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB
 # function it calls, about 1.2 s of processor time of a cold compile (docs/performance.md)
 @njit(**{**INNER, "error_model": "numpy"}, inline="always")
 def play_block(
-    key, r0, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS,
+    key, r0, n, order, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS,
     CS, Y, F,
 ):  # fmt: skip
     """Rounds r0 .. r0 + LANES - 1 of the chunk with key ``key``, side by side.
@@ -483,7 +486,7 @@ def play_block(
     end, their counts written into their own columns (``write_back``)."""
     start_block(key, r0, n, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS)
     passes, left = play_passes(
-        n, order, ULANES, FIRST_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
+        n, order, ULANES, FIRST_PASSES, C, WD, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
         KEYS,
     )  # fmt: skip
     write_counts(n, CS, Y, F, WA, WA2, WB, WB2, FIRST)
@@ -494,14 +497,14 @@ def play_block(
     # the rounds still playing to the front (lanes 0 .. m - 1), then passes over them alone
     m, width = compact(n, S, WD, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS)
     more, _ = play_passes(
-        n, order, width, MAX_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS
+        n, order, width, MAX_PASSES, C, WD, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS
     )
     write_back(n, m, CS, Y, F, S, WA, WA2, WB, WB2, FIRST)
     return passes + more
 
 
 @njit(**{**INNER, "error_model": "numpy"})
-def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
+def play_passes(n, order, width, limit, C, WD, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
                 KEYS):  # fmt: skip
     """Passes over lanes 0 .. width - 1 (one action in every lane still playing each;
     ``width`` a multiple of 16: LLVM then emits no remainder loops, a third of the
@@ -560,6 +563,7 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             row = i * ULANES
             me = U(i)
             word = U(C[5, i] & WORD32)
+            listed = U(C[6, i])
             for b in range(width):
                 tied = U(U(KEYS[row + b] >> UK_RANK) == S[CLS + b])
                 chosen = (tied & U(S[AUX + b] == zero)) != zero
@@ -567,13 +571,13 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
                 acts = chosen | (S[ACT + b] == me)
                 S[ACT + b] = me if acts else S[ACT + b]
                 S[MR + b] = word if acts else S[MR + b]
+                S[SPD + b] = listed if acts else S[SPD + b]
         # R4: the actor spends its highest die a: a chain's next die has the value of its
         # last (S[SEL]), else the best key's value (a T3 tie is of the same class); its
         # target, if it attacks
         for b in range(width):
             best = S[BEST + b]
             live = U(best != zero)  # 1 if the lane still plays
-            c = S[ACT + b]
             a = U(U(S[SEL + b] if S[CONT + b] != zero else U(best >> UK_V)) * live)
             S[SEL + b] = a
             word = S[MR + b]
@@ -591,12 +595,9 @@ def play_passes(n, order, width, limit, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, 
             S[POS + b] = p + drawn
             S[OFF + b] = S[OFF + b] + U(again + drawn)
             r = U(_below32(x, m) * drawn)
-            # the target list's entry r, looked up below (a gather would keep this loop
-            # from vectorising)
-            S[CLS + b] = U(U(c & U7) * UMAX_LANE_COMBATANTS) + U(r & U7)
+            # the target list's entry r: a field of the actor's list word (no gather)
+            S[MR + b] = U(U(S[SPD + b] >> U(U(r & U7) * UTARGET_BITS)) & U7)
             S[SHR + b] = shares
-        for b in range(width):
-            S[MR + b] = TT[S[CLS + b]]
         for b in range(width):
             live = S[BEST + b] != zero
             # who acts (NONE32: nobody, the round is over), whom it attacks (NONE32:

@@ -432,7 +432,7 @@ def flush_block(n, nb, WA, WA2, WB, WB2, FIRST, V, plan, s1, s2, sl, sx, tot, AB
 # inlined by numba into its caller, as ``lanes.play_block`` is (docs/performance.md)
 @njit(**{**INNER, "error_model": "numpy"}, inline="always")
 def play_block_packed(
-    key, r0, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS,
+    key, r0, n, order, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS,
     SA, SA2, SB, SB2, SF,
 ):  # fmt: skip
     """``lanes.play_block`` leaving the block's packed counts and first steps in ``SA``,
@@ -442,7 +442,7 @@ def play_block_packed(
     as there.  Returns the passes played."""
     lanes.start_block(key, r0, n, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS)
     passes, left = lanes.play_passes(
-        n, order, ULANES, lanes.FIRST_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WA2,
+        n, order, ULANES, lanes.FIRST_PASSES, C, WD, S, POOL, RK, FIRST, ATT, WA, WA2,
         WB, WB2, KEYS,
     )  # fmt: skip
     for m in range(np.uint64(n) * ULANES):
@@ -457,7 +457,7 @@ def play_block_packed(
         return passes
     m, width = lanes.compact(n, S, WD, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS)
     more, _ = lanes.play_passes(
-        n, order, width, lanes.MAX_PASSES, C, TT, WD, S, POOL, RK, FIRST, ATT, WA, WA2, WB,
+        n, order, width, lanes.MAX_PASSES, C, WD, S, POOL, RK, FIRST, ATT, WA, WA2, WB,
         WB2, KEYS,
     )  # fmt: skip
     for j in range(m):

@@ -30,7 +30,7 @@ LANES = lanes.LANES
 @njit(**ENTRY)
 def run_rounds_lanes(
     key, first, n_rounds, P, T, GL, CS, W, G, KT, Y, F, L, EV, st, plan, s1, s2, sl, sx, tot, AB,
-    FT, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS, SA, SA2, SB, SB2, SF,
+    FT, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS, SA, SA2, SB, SB2, SF,
     V, packed,
 ):  # fmt: skip
     """``kernel.run_rounds_plain`` with blocks of LANES rounds played side by side
@@ -48,7 +48,7 @@ def run_rounds_lanes(
         nb = min(LANES, end - r)
         if nb == LANES:
             lanes_flush.play_block_packed(
-                key, r, n, order, C, TT, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
+                key, r, n, order, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
                 KEYS, SA, SA2, SB, SB2, SF,
             )  # fmt: skip
         # the scalar player (one call site: a copy of it compiled, not two): every round
@@ -78,7 +78,7 @@ def run_chunk_lanes(
 ) -> int:
     """``kernel.run_chunk`` on the lanes (no holds: no stalemate, the carry is 0)."""
     n = compiled.n
-    C, TT = lanes.lane_tables(compiled.params, compiled.targets)
+    C = lanes.lane_tables(compiled.params, compiled.targets)
     per = n * LANES
     packed = lanes_flush.flush_plan(compiled)
     return int(
@@ -88,7 +88,6 @@ def run_chunk_lanes(
             n_rounds,
             *driver_arguments(compiled, sums),
             C,
-            TT,
             np.zeros(lanes.LANE_WORDS * LANES, dtype=np.uint64),
             np.zeros(lanes.W_ROWS * LANES, dtype=np.uint32),
             np.zeros(lanes.LANE_BYTES * LANES, dtype=np.uint8),
