@@ -249,7 +249,7 @@ UA_ACTIONS = U(A_ACTIONS)
 UA_EARLY = U(A_EARLY)
 UA_FIRST = U(A_FIRST)
 UA_MADE = U(A_MADE)
-UA_OUTCOME_HI = U(A_OUTCOME - 32)
+UA_OUTCOME_ONE = U(1 << (A_OUTCOME - 32))
 UB_HITS_HI = U(B_HITS - 32)
 UFIELD32 = U(FIELD32)
 UK_COUNT = U(K_COUNT)
@@ -265,8 +265,9 @@ USIDES = U(SIDES)
 @njit(**HOT)
 def _top32(pool):
     """The highest face of a pool of 5-bit fields, 0 if empty (selects: no lzcnt on 32
-    bits in numba)."""
-    return (
+    bits in numba; the sum truncated to 32 bits: numba adds in 64, and a 64-bit face
+    kept a third of ``play_passes``' update loop on 64-bit vector lanes)."""
+    return U(
         U(pool >= U1)
         + U(pool >= U(1 << 5))
         + U(pool >= U(1 << 10))
@@ -646,9 +647,10 @@ def play_passes(n, order, width, limit, C, WD, S, POOL, RK, FIRST, ATT, WA, WA2,
                 scale = U(a - die) if a > U(die + one) else one
                 # WA: actions, first, made, early | WA2: defenses, undefended, defended,
                 # hasty_only; WB: hasty_ge.1-4 | WB2: hasty_ge.5, hits (8-bit fields)
-                WA[row + b] = wa + U(U(early << UA_EARLY) & mhit)
+                # (early has hit_me in it; the shifts masked to 31: 32-bit vector shifts)
+                WA[row + b] = wa + U(early << UA_EARLY)
                 WA2[row + b] = U(
-                    WA2[row + b] + U(U(own + U(one << U(UA_OUTCOME_HI + U(outcome << U3)))) & mhit)
+                    WA2[row + b] + U(U(own + U(UA_OUTCOME_ONE << U(U(outcome << U3) & U31))) & mhit)
                 )
                 low = U(hasty << U(U(U(scale << U3) - U8) & U31))
                 WB[row + b] = WB[row + b] + (low if scale < U5 else zero)
