@@ -10,11 +10,10 @@ policy, guard (R7, or R7a's guard of named allies), ``hit_chance`` below 1,
 ``attack_share`` strictly between 0 and 1, advantage (R2), fights (R8a: a fight's rounds
 are played by ``kernel.rows``, never by ``run_chunk``, and ``opening`` needs fights),
 more than ``MAX_LANE_COMBATANTS`` combatants, more than ``MAX_LANE_DICE`` dice a round,
-a counts array with fewer than ``LANES`` cycles a row, or a count the lanes do not carry
-(``LANE_CARRIES``).  Every other field value is modelled: ``surprised``, every
-``defend`` policy (with ``hit_chance`` 1 a ``+when_effective`` form answers as the policy
-it modifies), every ``order``, any target lists.  A scenario without holds has no
-stalemate (R8): every cycle is one round.
+or a count the lanes do not carry (``LANE_CARRIES``).  Every other field value is
+modelled: ``surprised``, every ``defend`` policy (with ``hit_chance`` 1 a
+``+when_effective`` form answers as the policy it modifies), every ``order``, any
+target lists.  A scenario without holds has no stalemate (R8): every cycle is one round.
 
 How
 ---
@@ -93,7 +92,7 @@ from simkit.systems.support import njit
 
 # On: measured faster than the scalar path (docs/performance.md).  False turns them off.
 ENABLED = True
-LANES = 256  # rounds side by side (a block); the counts array has at least as many columns
+LANES = 256  # rounds side by side (a block; 128 measured 1.06 x this time, 512 1.08 x)
 ULANES = np.uint64(LANES)
 LANE_WORDS = 4  # stream outputs a lane holds: 32 byte draws
 # rows of the per-lane arrays (unsigned: the index arithmetic needs no fix-up)
@@ -138,7 +137,6 @@ REASONS = (
     "fights",
     "too_many_combatants",
     "too_many_dice",
-    "small_batch",
     "uncarried_count",
 )
 # A combatant's counts in a lane: 8-bit fields of two words (a count of one round is at
@@ -157,8 +155,9 @@ K_V, K_COUNT, K_RANK, K_TWIN = 15, 7, 4, 3
 def why_not_lanes(p: np.ndarray, batch: int, never: frozenset[str], fights: bool) -> str | None:
     """None if the lanes can play the scenario's rounds, else the name of the first
     reason they cannot (``REASONS``).  ``p``: the parameters (kernel.Compiled.params),
-    ``batch``: the counts array's cycles per row, ``never``: counts the scenario cannot
-    make, ``fights``: the scenario is played as fights (R8a)."""
+    ``batch``: the counts array's cycles per row (any: the lanes' replays use its
+    column 0), ``never``: counts the scenario cannot make, ``fights``: the scenario is
+    played as fights (R8a)."""
     return first_reason(
         [
             ("not_enabled", ENABLED),
@@ -173,7 +172,6 @@ def why_not_lanes(p: np.ndarray, batch: int, never: frozenset[str], fights: bool
             ("fights", not fights),
             ("too_many_combatants", p.shape[1] <= MAX_LANE_COMBATANTS),
             ("too_many_dice", int(p[P_DICE].sum()) <= MAX_LANE_DICE),
-            ("small_batch", batch >= 1),
             (
                 "uncarried_count",
                 all(c in LANE_CARRIES or c in DERIVED or c in never for c in COUNTS),
@@ -484,7 +482,8 @@ def play_block(
 
     ``FIRST_PASSES`` passes go over the whole block; the rounds still playing then
     (about 11% at 4 x 3) are moved to the front (``compact``) and played alone to the
-    end, their counts written into their own columns (``write_back``)."""
+    end, their counts written into their own columns (``write_back``; ``Y`` has
+    ``LANES`` columns: a benchmark's and a test's array, not the kernel's batch)."""
     start_block(key, r0, n, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS)
     passes, left = play_passes(
         n, order, ULANES, FIRST_PASSES, C, WD, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2,
@@ -558,8 +557,8 @@ def play_passes(n, order, width, limit, C, WD, S, POOL, RK, FIRST, ATT, WA, WA2,
             S[AUX + b] = r if need != zero else NONE32  # the tie wanted, NONE32 if none
             first = U(U7 - U(best & U7)) if best != zero else zero
             S[ACT + b] = U(cont - one) if cont != zero else first
-        # the actor (the tie drawn) and its attack word (lane_tables' C[5] without its
-        # reciprocal)
+        # the actor (the tie drawn), its attack word (lane_tables' C[5] without its
+        # reciprocal) and its target list word (C[6], in row SPD until the spend's loop)
         for i in range(un):
             row = i * ULANES
             me = U(i)

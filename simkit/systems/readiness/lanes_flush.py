@@ -475,9 +475,9 @@ def play_block_packed(
 
 @njit(**INNER)
 def pack_column(n, CS, Y, F, col, b, SA, SA2, SB, SB2, SF):
-    """Lane b's round as the scalar player wrote it into column b of ``Y`` (and ``F``)
-    packed into ``SA``, ``SA2``, ``SB``, ``SB2``, ``SF`` as the lanes pack theirs; the
-    column then zeroed (``lanes.clear_column``)."""
+    """Lane b's round as the scalar player wrote it into column ``col`` of ``Y`` (and
+    ``F``) packed into ``SA``, ``SA2``, ``SB``, ``SB2``, ``SF`` as the lanes pack theirs;
+    the column then zeroed (``lanes.clear_column``)."""
     ub = np.uint64(b)
     uc = np.uint64(col)
     for i in range(n):

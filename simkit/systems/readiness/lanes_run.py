@@ -1,11 +1,11 @@
 """The driver of the readiness lanes (lanes.py): ``run_chunk`` for a scenario whose
 ``kernel.Compiled.lanes_off`` is None.
 
-Rounds go in blocks of ``lanes.LANES`` (the counts array's batch):
+Rounds go in blocks of ``lanes.LANES``:
 ``lanes_flush.play_block_packed`` plays a block side by side and leaves every round's
 counts packed (``SA`` .. ``SF``, 32-bit words); a round it could not finish from its lane's bytes
 is played again by ``rules.play_round`` (kernel.py's lean scalar player, ``play_lean``)
-into its column of the counts array and packed into its place
+into column 0 of the counts array (any batch will do) and packed into its lane
 (``lanes_flush.pack_column``); ``lanes_flush.flush_block`` then adds the block to the
 sums straight from the packed counts.  A last block of fewer rounds is played by the
 scalar player alone, each round packed into its lane as above, and flushed the same way,
@@ -53,7 +53,7 @@ def run_rounds_lanes(
             )  # fmt: skip
         # the scalar player (one call site: a copy of it compiled, not two): every round
         # of a last block of fewer rounds, and a round that outran its lane's bytes, each
-        # into its column of the counts array and packed into its lane
+        # into column 0 of the counts array and packed into its lane
         for b in range(nb):
             if nb < LANES or S[lanes.OKS + np.uint64(b)] == 0:
                 lanes.clear_column(n, CS, Y, F, 0)
