@@ -52,6 +52,7 @@ from simkit.systems.readiness.codes import (
 from simkit.systems.support import njit
 
 LANES = lanes.LANES
+assert LANES * 255 < 1 << 16, "word_sums adds two 8-bit fields of LANES lanes in 16 bits"
 ULANES = np.uint64(LANES)
 WORDS = 5  # per combatant and per group or side: A, A2, X, X2, Z (32 bits each)
 W_A, W_A2, W_X, W_X2, W_Z = 0, 1, 2, 3, 4
