@@ -73,7 +73,7 @@ from __future__ import annotations
 import numpy as np
 from numba.extending import intrinsic
 
-from simkit.systems.base import SHARE_ALWAYS, SHARE_NEVER
+from simkit.systems.base import MAX_COMBATANTS, SHARE_ALWAYS, SHARE_NEVER
 from simkit.systems.readiness.codes import (
     ACTIONS,
     ATTACKED_BEFORE_ACTING,
@@ -129,6 +129,7 @@ from simkit.systems.readiness.codes import (
     H_RELEASED,
     HASTY_GE_1,
     HASTY_ONLY,
+    HIGHEST_SCALE,
     HIT_ALWAYS,
     HITS,
     HOLD_NEVER,
@@ -177,11 +178,13 @@ from simkit.systems.readiness.codes import (
     SCRATCH_SET,
     SIDES,
     UNDEFENDED,
+    W_AIMED,
     W_ATTACKED,
     W_FIRST,
     W_HELD,
     W_IN_R3,
     W_LOWEST,
+    W_OWN,
     W_POOL,
     W_RANK,
     W_RELEASE_EVENT,
@@ -191,6 +194,7 @@ from simkit.systems.readiness.codes import (
     WE_DEFEND,
     WE_GUARD,
 )
+from simkit.systems.readiness.schema import MAX_READINESS
 from simkit.systems.stream import below, chance, next_byte, roll_many
 from simkit.systems.support import JIT, JIT_DISABLED, leading_zeros, njit
 
@@ -240,6 +244,19 @@ ON_TURN = np.bool_(False)  # act(): an action on its turn
 ON_RELEASE = np.bool_(True)  # act(): the action declared on release (R5)
 RANK_BY_COUNTING = 16  # up to this many combatants, T2 ranks by counting (n^2, no branch)
 assert DEFENDED == UNDEFENDED + 1 and HASTY_ONLY == UNDEFENDED + 2
+# A round's counts of one combatant, collected in two fields of its row (``add_round``
+# adds them to the counts array at the round's end): W_OWN, OWN_BITS a count, those of
+# its own dice (each at most its readiness, MAX_READINESS: asserted below);
+# W_AIMED, AIMED_BITS a count, the attacks on it (at most the round's dice, under 2**15)
+OWN_BITS = np.int64(5)
+OWN_MASK = np.int64(31)
+(S_ACTIONS, S_FIRST, S_MADE, S_EARLY, S_DEFENSES, S_WASTED, S_GUARD, S_HASTY) = (
+    np.int64(OWN_BITS * k) for k in range(8)
+)  # S_HASTY: hasty_ge.k at S_HASTY + OWN_BITS (k - 1), k = 1 .. 5 (up to bit 59)
+AIMED_BITS = np.int64(16)  # undefended, defended, hasty_only (UNDEFENDED + outcome), hits
+AIMED_MASK = np.int64(0xFFFF)
+S_HITS = np.int64(3 * AIMED_BITS)
+assert MAX_READINESS <= OWN_MASK and MAX_COMBATANTS * MAX_READINESS < 1 << (AIMED_BITS - 1)
 assert GROUP == 4  # pick: the top level's four nodes
 
 
@@ -475,6 +492,29 @@ def at(rows, m, lb):
 
 
 @njit(**HELPER)
+def add_round(Y, W, i, lb):
+    """Add combatant i's counts of the round, collected in W_OWN and W_AIMED while it was
+    played (an action adds to two fields of rows it reads anyway, not to a dozen
+    scattered entries of the counts array), to its counts (``W_ROWS``); the round's
+    resets clear them."""
+    rows = np.uint64(W[i, W_ROWS])
+    own = W[i, W_OWN]
+    aimed = W[i, W_AIMED]
+    Y[at(rows, ACTIONS, lb)] += (own >> S_ACTIONS) & OWN_MASK
+    Y[at(rows, FIRST_ACTION, lb)] += (own >> S_FIRST) & OWN_MASK
+    Y[at(rows, ATTACKS_MADE, lb)] += (own >> S_MADE) & OWN_MASK
+    Y[at(rows, ATTACKED_BEFORE_ACTING, lb)] += (own >> S_EARLY) & OWN_MASK
+    Y[at(rows, DEFENSES, lb)] += (own >> S_DEFENSES) & OWN_MASK
+    Y[at(rows, WASTED_DEFENSES, lb)] += (own >> S_WASTED) & OWN_MASK
+    Y[at(rows, GUARD_DEFENSES, lb)] += (own >> S_GUARD) & OWN_MASK
+    for k in range(HIGHEST_SCALE):
+        Y[at(rows, HASTY_GE_1 + k, lb)] += (own >> (S_HASTY + OWN_BITS * k)) & OWN_MASK
+    for k in range(3):
+        Y[at(rows, UNDEFENDED + k, lb)] += (aimed >> (AIMED_BITS * k)) & AIMED_MASK
+    Y[at(rows, HITS, lb)] += (aimed >> S_HITS) & AIMED_MASK
+
+
+@njit(**HELPER)
 def opponents_have_dice(P, G, i):
     return G[G_ARMED] - G[G_SIDE_ARMED + P[i, P_SIDE]] > 0
 
@@ -679,6 +719,8 @@ def round_player(log, may_hold, lean=False):
                 if log:
                     event(EV, G, EV_PREP, i, NOBODY, pool, ready, ZERO)
             W[i, W_ATTACKED] = 0
+            W[i, W_OWN] = 0  # its counts of the round (add_round)
+            W[i, W_AIMED] = 0
             W[i, W_FIRST] = NO_STEP
             W[i, W_ROWS] = np.int64(CS[i, 0] + col)  # its counts: CS[i, m] = CS[i, 0] + (m << lb)
             if may_hold:  # R5's state: who has dice per side, hold states, held dice
@@ -762,11 +804,10 @@ def round_player(log, may_hold, lean=False):
                     for j in range(n):
                         by_holder |= (j != c) & (W[j, W_LOWEST] < a)
                 step = G[G_STEP]
-                rc = np.uint64(W[c, W_ROWS])
                 responded = ZERO  # R3 [rev 3]: responses to this action (a chain ends)
-                Y[at(rc, ACTIONS, lb)] += 1
-                if step == 0:  # the round's first action
-                    Y[at(rc, FIRST_ACTION, lb)] += 1
+                # c's counts of this action (add_round): actions, first_action for the
+                # round's first action, attacks_made for an attack
+                mine = (ONE << S_ACTIONS) + (np.int64(step == 0) << S_FIRST)
                 W[c, W_FIRST] = min(W[c, W_FIRST], step)
                 G[G_STEP] = step + 1
                 side = P[c, P_SIDE]
@@ -787,10 +828,8 @@ def round_player(log, may_hold, lean=False):
                     mask = P[c, P_TARGET_MASK]
                     r = next_byte(st) & mask if mask >= 0 else below(st, P[c, P_TARGET_COUNT])
                     d = non_negative(T[non_negative(P[c, P_TARGET_START] + r)])
-                    rd = np.uint64(W[d, W_ROWS])
-                    Y[at(rc, ATTACKS_MADE, lb)] += 1  # (attacks_received: counts.derived_rows)
+                    mine += ONE << S_MADE  # (attacks_received: counts.derived_rows)
                     early = (W[d, W_ATTACKED] == 0) & (W[d, W_FIRST] == NO_STEP)
-                    Y[at(rd, ATTACKED_BEFORE_ACTING, lb)] += np.int64(early)
                     W[d, W_ATTACKED] = 1
                     if log:
                         event(EV, G, EV_ATTACK, c, d, a, np.int64(by_holder), ZERO)
@@ -832,12 +871,17 @@ def round_player(log, may_hold, lean=False):
                     own = np.int64(normal | hasty)
                     spend(P, W, G, KT, d, die, own, may_hold)
                     scale = (a - die) * np.int64(hasty)
-                    Y[at(rd, DEFENSES, lb)] += own
-                    Y[at(rd, WASTED_DEFENSES, lb)] += own * (ONE - effective)
-                    # a hasty defense of scale k (1 .. 5) counts once, in row hasty_ge.k; the
-                    # drivers turn these rows into hasty_ge (sums of the rows above),
-                    # hasty_defenses and hasty_scale_total (counts.derived_rows): no branch here
-                    Y[at(rd, HASTY_GE_1 + max(scale, ONE) - ONE, lb)] += np.int64(hasty)
+                    # D's counts (add_round): attacked_before_acting, defenses,
+                    # wasted_defenses and a hasty defense of scale k (1 .. 5) once, in row
+                    # hasty_ge.k; the drivers turn these rows into hasty_ge (sums of the rows
+                    # above), hasty_defenses and hasty_scale_total (counts.derived_rows): no
+                    # branch here
+                    W[d, W_OWN] += (
+                        (np.int64(early) << S_EARLY)
+                        + (own << S_DEFENSES)
+                        + ((own * (ONE - effective)) << S_WASTED)
+                        + (np.int64(hasty) << (S_HASTY + OWN_BITS * (max(scale, ONE) - ONE)))
+                    )
                     if log and own != 0:
                         kind = RESPONSE_SELF if normal else RESPONSE_HASTY
                         event(EV, G, EV_RESPONSE, d, d, die, kind, scale)
@@ -858,10 +902,11 @@ def round_player(log, may_hold, lean=False):
                                     continue
                                 # a guard is never hasty
                                 used = spend(P, W, G, KT, g, top(W[g, W_POOL]), ONE, may_hold)
-                                rg = np.uint64(W[g, W_ROWS])
-                                Y[at(rg, DEFENSES, lb)] += 1
-                                Y[at(rg, GUARD_DEFENSES, lb)] += 1
-                                Y[at(rg, WASTED_DEFENSES, lb)] += ONE - effective
+                                W[g, W_OWN] += (
+                                    (ONE << S_DEFENSES)
+                                    + (ONE << S_GUARD)
+                                    + ((ONE - effective) << S_WASTED)
+                                )
                                 answered += 1
                                 if log:
                                     named = P[g, P_GUARD_NAMED]  # R7a in the trace
@@ -869,9 +914,11 @@ def round_player(log, may_hold, lean=False):
                     responded = own + answered
                     # the attack's outcome: exactly one of undefended, defended, hasty_only
                     outcome = 1 if answered > 0 else (2 if hasty else 0)
-                    Y[at(rd, UNDEFENDED + outcome, lb)] += 1
-                    # R7 [rev 3]: it would take effect and met no normal response
-                    Y[at(rd, HITS, lb)] += effective * np.int64(answered == 0)
+                    # (undefended, defended, hasty_only); R7 [rev 3] hits: it would take
+                    # effect and met no normal response
+                    W[d, W_AIMED] += (ONE << (AIMED_BITS * outcome)) + (
+                        (effective * np.int64(answered == 0)) << S_HITS
+                    )
                     if log and answered == 0 and not hasty:
                         event(EV, G, EV_UNANSWERED, d, NOBODY, ZERO, ZERO, ZERO)
                     # R5 until_attacked: it has answered (or could not); from now on it
@@ -886,6 +933,7 @@ def round_player(log, may_hold, lean=False):
                         join_r3(W, KT, d)
                         if log:
                             event(EV, G, EV_RELEASE, d, NOBODY, RELEASE_ATTACKED, ZERO, ZERO)
+                W[c, W_OWN] += mine
                 # R5 until_enemy_acts: c's action releases its opponents' holders (scenario order)
                 if may_hold and G[G_WAITING_FOR_ENEMY] > 0:
                     for h in range(n):
@@ -942,6 +990,7 @@ def round_player(log, may_hold, lean=False):
                 event(EV, G, EV_STALEMATE, NOBODY, NOBODY, ZERO, ZERO, ZERO)
         for i in range(n):  # (no_action: counts.derived_rows, from actions)
             F[i, col] = W[i, W_FIRST]
+            add_round(Y, W, i, lb)
         return stalemate
 
     return play_round
