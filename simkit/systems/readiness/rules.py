@@ -418,28 +418,29 @@ def pick(st, KT, s):
     if best < 0:
         return NOBODY, best
     if (best >> KEY_TWIN) & 1:
-        ties = ties_of(KT, s, best >> KEY_RANK)
+        ties = ties_of(KT, s, best >> KEY_RANK, first)
         if ties > 1:
-            first = pick_tied(st, KT, s, best >> KEY_RANK, ties)
+            first = pick_tied(st, KT, s, best >> KEY_RANK, ties, first)
     return first, best
 
 
 @njit(**HELPER)
-def ties_of(KT, s, same):
+def ties_of(KT, s, same, first):
     """How many leaves of tree ``s`` have the class ``same`` (R3 keys but for the twin
-    flag and the index)."""
+    flag and the index), ``first`` the lowest of them (the best key: the index in a key
+    is KEY_INDEX - i, so a tied leaf below it would have had a higher key)."""
     ties = ZERO
-    for i in range(KT.shape[2]):
+    for i in range(first, KT.shape[2]):
         ties += np.int64((KT[s, 0, i] >> KEY_RANK) == same)
     return ties
 
 
 @njit(**COLD)
-def pick_tied(st, KT, s, same, ties):
+def pick_tied(st, KT, s, same, ties, first):
     """T3: a fair ``below(ties)`` among the ``ties`` leaves of tree ``s`` of class
-    ``same``: the r-th of them in scenario order (leaf order)."""
+    ``same``: the r-th of them in scenario order (leaf order), ``first`` the lowest."""
     r = below(st, ties)
-    for i in range(KT.shape[2]):
+    for i in range(first, KT.shape[2]):
         if (KT[s, 0, i] >> KEY_RANK) == same:
             if r == 0:
                 return np.int64(i)
