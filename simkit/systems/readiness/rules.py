@@ -195,7 +195,7 @@ from simkit.systems.readiness.codes import (
     WE_GUARD,
 )
 from simkit.systems.readiness.schema import MAX_READINESS
-from simkit.systems.stream import below, chance, next_byte, roll_many
+from simkit.systems.stream import below, chance, next_byte, next_u64, roll_many
 from simkit.systems.support import JIT, JIT_DISABLED, leading_zeros, njit
 
 # Compile time and speed.  Every jitted function costs a full numba pipeline (about
@@ -319,6 +319,63 @@ def prepare(pool, pips, prep):
         pool += one_die(f + 1) - one_die(f)
         pips -= 1
     return pool
+
+
+# R1 by table: a byte below DIE_LIMIT is the die b % SIDES + 1 (stream.roll), whose pool
+# field DIE_POOL[b] holds; a byte at or above it is rejected.  DIE_LIMIT is 252: a byte
+# is rejected when its top six bits are all set (REJECT_BITS in every byte).
+DIE_LIMIT = np.int64(256 - 256 % SIDES)
+assert DIE_LIMIT == 252
+DIE_POOL = np.array(
+    [1 << (FIELD * (b % SIDES)) if b < DIE_LIMIT else 0 for b in range(256)], dtype=np.int64
+)
+REJECT_BITS = np.uint64(0xFCFCFCFCFCFCFCFC)
+LOW_BYTES = np.uint64(0x0101010101010101)
+HIGH_BITS = np.uint64(0x8080808080808080)
+BYTE = np.uint64(0xFF)
+EIGHT = np.uint64(8)
+
+
+@njit(**HELPER)
+def roll_round(st, P, W, n):
+    """R1 for every combatant in scenario order, as ``roll_many`` draws it (the same
+    bytes, rejections included), its pool to W_POOL; the byte buffer in registers for
+    the whole round, each die a load from DIE_POOL (not a remainder and a shift), and a
+    whole stream word of eight dice at once when the combatant needs eight more and none
+    of its bytes is rejected (a zero byte of ``(word & REJECT_BITS) ^ REJECT_BITS``)."""
+    buf = st[4]
+    left = st[5]
+    for i in range(n):
+        pool = ZERO
+        need = P[i, P_DICE]
+        while need > 0:
+            if left == 0:
+                st[5] = np.uint64(0)  # (as roll_many: next_u64 of a pending state asks)
+                buf = next_u64(st)
+                left = EIGHT
+                if need >= 8:
+                    v = (buf & REJECT_BITS) ^ REJECT_BITS
+                    if ((v - LOW_BYTES) & ~v & HIGH_BITS) == 0:  # no rejected byte
+                        a = DIE_POOL[buf & BYTE] + DIE_POOL[(buf >> np.uint64(8)) & BYTE]
+                        b = DIE_POOL[(buf >> np.uint64(16)) & BYTE]
+                        b += DIE_POOL[(buf >> np.uint64(24)) & BYTE]
+                        c = DIE_POOL[(buf >> np.uint64(32)) & BYTE]
+                        c += DIE_POOL[(buf >> np.uint64(40)) & BYTE]
+                        d = DIE_POOL[(buf >> np.uint64(48)) & BYTE] + DIE_POOL[buf >> np.uint64(56)]
+                        pool += (a + b) + (c + d)
+                        need -= 8
+                        buf = np.uint64(0)
+                        left = np.uint64(0)
+                        continue
+            x = buf & BYTE
+            buf = buf >> EIGHT
+            left = left - np.uint64(1)
+            if np.int64(x) < DIE_LIMIT:
+                pool += DIE_POOL[x]
+                need -= 1
+        W[i, W_POOL] = pool
+    st[4] = buf
+    st[5] = left
 
 
 # --------------------------------------------------------------------------- events
@@ -703,14 +760,16 @@ def round_player(log, may_hold, lean=False):
             G[G_WAITING_FOR_ENEMY] = 0
             G[G_RELEASED] = 0
         # R1: every combatant's dice, in scenario order
-        for i in range(n):
-            # (the roll event shows the faces in the order drawn)
-            pool, faces = roll_many(st, P[i, P_DICE], SIDES, FIELD, FACE_BITS)
-            if log and P[i, P_FIXED] != 0:  # trace(dice=...): drawn as usual, then replaced
-                pool = P[i, P_FIXED_POOL]
-                faces = P[i, P_FIXED_FACES]
-            W[i, W_POOL] = pool
-            if log:
+        if not log:
+            roll_round(st, P, W, n)
+        else:
+            for i in range(n):
+                # (the roll event shows the faces in the order drawn)
+                pool, faces = roll_many(st, P[i, P_DICE], SIDES, FIELD, FACE_BITS)
+                if P[i, P_FIXED] != 0:  # trace(dice=...): drawn as usual, then replaced
+                    pool = P[i, P_FIXED_POOL]
+                    faces = P[i, P_FIXED_FACES]
+                W[i, W_POOL] = pool
                 event(EV, G, EV_ROLL, i, NOBODY, faces, P[i, P_DICE], ZERO)
         for i in range(n):
             pool = W[i, W_POOL]
