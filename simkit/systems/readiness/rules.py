@@ -746,6 +746,8 @@ def round_player(log, may_hold, lean=False):
         wasted_defenses: responses to one that would not.
         R5: an attack releases the until_attacked holder it hits (after the responses);
         any action releases the actor's opponents' until_enemy_acts holders."""
+        P = W  # (every driver passes one array as both: its parameters read through the
+        # round's own base address, one register less in the loop of actions)
         n = P.shape[0]
         lb = np.uint64(G[G_LOG_BATCH])  # the counts array's rows: 1 << lb cycles
         # ---- R1, R2, T2 and R3
