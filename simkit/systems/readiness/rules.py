@@ -539,6 +539,43 @@ def spend(P, W, G, KT, i, v, do, holds):
     return v
 
 
+@njit(**HELPER)
+def lower_best(KT, s, i, key):
+    """Leaf i of tree ``s``, which holds the tree's best key (so every node above it holds
+    it too), falls to ``key``: each node on its path becomes the best of the new value
+    below it and its GROUP - 1 other children.  Those are read before the path's node of
+    their level is stored (none of them is on the path), so they wait for nothing this
+    change stores, and the chain from ``key`` to the top is one maximum a level (``set_key``
+    finds the same nodes, each from its children in memory after the store below)."""
+    j = non_negative(i)
+    top_level = KT.shape[1] - 1
+    for level in range(top_level):
+        p = j & (GROUP - 1)
+        base = j - p
+        o1 = KT[s, level, base + ((p + 1) & (GROUP - 1))]
+        o2 = KT[s, level, base + ((p + 2) & (GROUP - 1))]
+        o3 = KT[s, level, base + ((p + 3) & (GROUP - 1))]
+        KT[s, level, j] = key
+        key = max(key, max(max(o1, o2), o3))
+        j = j >> GROUP_BITS
+    KT[s, top_level, j] = key
+
+
+@njit(**HELPER)
+def spend_best(P, W, G, KT, i, v, holds):
+    """``spend(P, W, G, KT, i, v, 1, holds)`` of the combatant that holds the best key of
+    R3 (R4: the action of its turn): the same pool, counts of who has dice and key, the
+    tree updated by ``lower_best``."""
+    pool = W[i, W_POOL]
+    rest = pool - one_die(max(v, 1))
+    W[i, W_POOL] = rest
+    if holds and G[G_MAY_HOLD] != 0 and rest == 0 and pool != 0:
+        G[G_ARMED] -= 1
+        G[G_SIDE_ARMED + P[i, P_SIDE]] -= 1
+    lower_best(KT, R3_SET, i, key_of(rest, W[i, W_RANK]))
+    return v
+
+
 # --------------------------------------------------------------------------- R4, R5, R7
 @njit(**HELPER)
 def at(rows, m, lb):
@@ -858,9 +895,16 @@ def round_player(log, may_hold, lean=False):
             # one whose die is above the next turn's initiative, the others rejoin R3)
             on_release = ON_TURN
             a = v  # the die of c's next action: its top
+            # c holds the best key of R3 (not a T3 tie's other pick): its spend lowers the
+            # tree's maximum (lower_best), on this action only (a chain's next one may not be)
+            best = (key & KEY_INDEX) == KEY_INDEX - c
             while True:
                 # ---- R4: c spends its highest die a on one action
-                spend(P, W, G, KT, c, a, ONE, may_hold)
+                if best:
+                    spend_best(P, W, G, KT, c, a, may_hold)
+                    best = False
+                else:
+                    spend(P, W, G, KT, c, a, ONE, may_hold)
                 by_holder = on_release
                 if may_hold and W[c, W_HELD] != 0 and G[G_HOLDER_ACTIONS] == HOLDER_HELD_DICE:
                     for j in range(n):
