@@ -244,10 +244,11 @@ ON_TURN = np.bool_(False)  # act(): an action on its turn
 ON_RELEASE = np.bool_(True)  # act(): the action declared on release (R5)
 RANK_BY_COUNTING = 16  # up to this many combatants, T2 ranks by counting (n^2, no branch)
 assert DEFENDED == UNDEFENDED + 1 and HASTY_ONLY == UNDEFENDED + 2
-# A round's counts of one combatant, collected in two fields of its row (``add_round``
-# adds them to the counts array at the round's end): W_OWN, OWN_BITS a count, those of
-# its own dice (each at most its readiness, MAX_READINESS: asserted below);
-# W_AIMED, AIMED_BITS a count, the attacks on it (at most the round's dice, under 2**15)
+# More than ONE_LEVEL combatants: a round's counts of one combatant, collected in two
+# fields of its row (``add_round`` adds them to the counts array at the round's end):
+# W_OWN, OWN_BITS a count, those of its own dice (each at most its readiness,
+# MAX_READINESS: asserted below); W_AIMED, AIMED_BITS a count, the attacks on it (at most
+# the round's dice, under 2**15)
 OWN_BITS = np.int64(5)
 OWN_MASK = np.int64(31)
 (S_ACTIONS, S_FIRST, S_MADE, S_EARLY, S_DEFENSES, S_WASTED, S_GUARD, S_HASTY) = (
@@ -787,6 +788,10 @@ def round_player(log, may_hold, lean=False):
         # round's own base address, one register less in the loop of actions)
         n = P.shape[0]
         lb = np.uint64(G[G_LOG_BATCH])  # the counts array's rows: 1 << lb cycles
+        # more than ONE_LEVEL combatants: a round's counts collected in W_OWN and W_AIMED
+        # and added at its end (add_round: a dozen fields a combatant, paid back by the
+        # actions of a big fight, not by a few); else each straight to the counts array
+        packed = n > ONE_LEVEL
         # ---- R1, R2, T2 and R3
         if log and no_hold:
             event(EV, G, EV_NO_HOLD, NOBODY, NOBODY, ZERO, ZERO, ZERO)
@@ -818,8 +823,9 @@ def round_player(log, may_hold, lean=False):
                 if log:
                     event(EV, G, EV_PREP, i, NOBODY, pool, ready, ZERO)
             W[i, W_ATTACKED] = 0
-            W[i, W_OWN] = 0  # its counts of the round (add_round)
-            W[i, W_AIMED] = 0
+            if packed:  # its counts of the round (add_round)
+                W[i, W_OWN] = 0
+                W[i, W_AIMED] = 0
             W[i, W_FIRST] = NO_STEP
             W[i, W_ROWS] = np.int64(CS[i, 0] + col)  # its counts: CS[i, m] = CS[i, 0] + (m << lb)
             if may_hold:  # R5's state: who has dice per side, hold states, held dice
@@ -911,9 +917,14 @@ def round_player(log, may_hold, lean=False):
                         by_holder |= (j != c) & (W[j, W_LOWEST] < a)
                 step = G[G_STEP]
                 responded = ZERO  # R3 [rev 3]: responses to this action (a chain ends)
-                # c's counts of this action (add_round): actions, first_action for the
-                # round's first action, attacks_made for an attack
+                # c's counts of this action: actions, first_action for the round's first
+                # action, attacks_made for an attack (packed: in W_OWN, add_round)
                 mine = (ONE << S_ACTIONS) + (np.int64(step == 0) << S_FIRST)
+                rc = np.uint64(W[c, W_ROWS])
+                if not packed:
+                    Y[at(rc, ACTIONS, lb)] += 1
+                    if step == 0:  # the round's first action
+                        Y[at(rc, FIRST_ACTION, lb)] += 1
                 W[c, W_FIRST] = min(W[c, W_FIRST], step)
                 G[G_STEP] = step + 1
                 side = P[c, P_SIDE]
@@ -935,7 +946,11 @@ def round_player(log, may_hold, lean=False):
                     r = next_byte(st) & mask if mask >= 0 else below(st, P[c, P_TARGET_COUNT])
                     d = non_negative(T[non_negative(P[c, P_TARGET_START] + r)])
                     mine += ONE << S_MADE  # (attacks_received: counts.derived_rows)
+                    rd = np.uint64(W[d, W_ROWS])
                     early = (W[d, W_ATTACKED] == 0) & (W[d, W_FIRST] == NO_STEP)
+                    if not packed:
+                        Y[at(rc, ATTACKS_MADE, lb)] += 1
+                        Y[at(rd, ATTACKED_BEFORE_ACTING, lb)] += np.int64(early)
                     W[d, W_ATTACKED] = 1
                     if log:
                         event(EV, G, EV_ATTACK, c, d, a, np.int64(by_holder), ZERO)
@@ -977,17 +992,21 @@ def round_player(log, may_hold, lean=False):
                     own = np.int64(normal | hasty)
                     spend(P, W, G, KT, d, die, own, may_hold)
                     scale = (a - die) * np.int64(hasty)
-                    # D's counts (add_round): attacked_before_acting, defenses,
-                    # wasted_defenses and a hasty defense of scale k (1 .. 5) once, in row
-                    # hasty_ge.k; the drivers turn these rows into hasty_ge (sums of the rows
-                    # above), hasty_defenses and hasty_scale_total (counts.derived_rows): no
-                    # branch here
-                    W[d, W_OWN] += (
-                        (np.int64(early) << S_EARLY)
-                        + (own << S_DEFENSES)
-                        + ((own * (ONE - effective)) << S_WASTED)
-                        + (np.int64(hasty) << (S_HASTY + OWN_BITS * (max(scale, ONE) - ONE)))
-                    )
+                    # D's counts: attacked_before_acting, defenses, wasted_defenses and a
+                    # hasty defense of scale k (1 .. 5) once, in row hasty_ge.k; the drivers
+                    # turn these rows into hasty_ge (sums of the rows above), hasty_defenses
+                    # and hasty_scale_total (counts.derived_rows): no branch on the dice
+                    if packed:
+                        W[d, W_OWN] += (
+                            (np.int64(early) << S_EARLY)
+                            + (own << S_DEFENSES)
+                            + ((own * (ONE - effective)) << S_WASTED)
+                            + (np.int64(hasty) << (S_HASTY + OWN_BITS * (max(scale, ONE) - ONE)))
+                        )
+                    else:
+                        Y[at(rd, DEFENSES, lb)] += own
+                        Y[at(rd, WASTED_DEFENSES, lb)] += own * (ONE - effective)
+                        Y[at(rd, HASTY_GE_1 + max(scale, ONE) - ONE, lb)] += np.int64(hasty)
                     if log and own != 0:
                         kind = RESPONSE_SELF if normal else RESPONSE_HASTY
                         event(EV, G, EV_RESPONSE, d, d, die, kind, scale)
@@ -1008,11 +1027,17 @@ def round_player(log, may_hold, lean=False):
                                     continue
                                 # a guard is never hasty
                                 used = spend(P, W, G, KT, g, top(W[g, W_POOL]), ONE, may_hold)
-                                W[g, W_OWN] += (
-                                    (ONE << S_DEFENSES)
-                                    + (ONE << S_GUARD)
-                                    + ((ONE - effective) << S_WASTED)
-                                )
+                                if packed:
+                                    W[g, W_OWN] += (
+                                        (ONE << S_DEFENSES)
+                                        + (ONE << S_GUARD)
+                                        + ((ONE - effective) << S_WASTED)
+                                    )
+                                else:
+                                    rg = np.uint64(W[g, W_ROWS])
+                                    Y[at(rg, DEFENSES, lb)] += 1
+                                    Y[at(rg, GUARD_DEFENSES, lb)] += 1
+                                    Y[at(rg, WASTED_DEFENSES, lb)] += ONE - effective
                                 answered += 1
                                 if log:
                                     named = P[g, P_GUARD_NAMED]  # R7a in the trace
@@ -1022,9 +1047,13 @@ def round_player(log, may_hold, lean=False):
                     outcome = 1 if answered > 0 else (2 if hasty else 0)
                     # (undefended, defended, hasty_only); R7 [rev 3] hits: it would take
                     # effect and met no normal response
-                    W[d, W_AIMED] += (ONE << (AIMED_BITS * outcome)) + (
-                        (effective * np.int64(answered == 0)) << S_HITS
-                    )
+                    if packed:
+                        W[d, W_AIMED] += (ONE << (AIMED_BITS * outcome)) + (
+                            (effective * np.int64(answered == 0)) << S_HITS
+                        )
+                    else:
+                        Y[at(rd, UNDEFENDED + outcome, lb)] += 1
+                        Y[at(rd, HITS, lb)] += effective * np.int64(answered == 0)
                     if log and answered == 0 and not hasty:
                         event(EV, G, EV_UNANSWERED, d, NOBODY, ZERO, ZERO, ZERO)
                     # R5 until_attacked: it has answered (or could not); from now on it
@@ -1039,7 +1068,8 @@ def round_player(log, may_hold, lean=False):
                         join_r3(W, KT, d)
                         if log:
                             event(EV, G, EV_RELEASE, d, NOBODY, RELEASE_ATTACKED, ZERO, ZERO)
-                W[c, W_OWN] += mine
+                if packed:
+                    W[c, W_OWN] += mine
                 # R5 until_enemy_acts: c's action releases its opponents' holders (scenario order)
                 if may_hold and G[G_WAITING_FOR_ENEMY] > 0:
                     for h in range(n):
@@ -1096,7 +1126,8 @@ def round_player(log, may_hold, lean=False):
                 event(EV, G, EV_STALEMATE, NOBODY, NOBODY, ZERO, ZERO, ZERO)
         for i in range(n):  # (no_action: counts.derived_rows, from actions)
             F[i, col] = W[i, W_FIRST]
-            add_round(Y, W, i, lb)
+            if packed:
+                add_round(Y, W, i, lb)
         return stalemate
 
     return play_round
