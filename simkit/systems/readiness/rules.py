@@ -29,7 +29,9 @@ Arrays (fields named in ``codes.py``)
         slot, a column per regeneration cycle), ``col`` the round's column; the
         scenario counts follow the count slots (``G_STALEMATE_ROW``).  Every count is
         an increment, so the rounds of a cycle (a stalemate and the forced round after
-        it) can add to one column.
+        it) can add to one column.  With more than ONE_LEVEL combatants an action's
+        counts go to two packed fields of the combatants' rows (``W_OWN``, ``W_AIMED``)
+        and ``add_round`` adds them to ``Y`` at the round's end.
 ``F``   ``F[i, col]``: the step of i's first action in the round (acts_before).
 ``EV``  events (``base.EVENT_COLUMNS``), written when the player's ``log`` is true
         (``trace``), from the same code path that counts: what ``simkit trace`` shows
