@@ -51,6 +51,17 @@ HERE = Path(__file__).resolve().parent
 DEFAULT = HERE / "scenarios" / "two_hundred_readiness.toml"
 STAGES = ("roll", "set-up", "turns", "flush")
 ROWS = getattr(codes, "W_ROWS", -1)  # (a tree before W_ROWS: -1, not set)
+OWN = getattr(codes, "W_OWN", -1)  # (a tree before the packed counts: -1, not set)
+AIMED = getattr(codes, "W_AIMED", -1)
+if hasattr(rules, "roll_round"):  # R1 of a whole round, as play_round draws it
+    roll_round = rules.roll_round
+else:  # (a tree before it: roll_many a combatant)
+
+    @njit
+    def roll_round(st, P, W, n):
+        for i in range(n):
+            pool, _ = rules.roll_many(st, P[i, P_DICE], SIDES, rules.FIELD, rules.FACE_BITS)
+            W[i, W_POOL] = pool
 
 
 def driver(stage: int, may_hold: bool):
@@ -86,15 +97,16 @@ def driver(stage: int, may_hold: bool):
                 if carry == 0:
                     b = (b + 1) & ((1 << lb) - 1)
                 continue
-            for i in range(n):
-                pool, _ = rules.roll_many(st, W[i, P_DICE], SIDES, rules.FIELD, rules.FACE_BITS)
-                W[i, W_POOL] = pool
+            roll_round(st, W, W, n)
             if stage == 1:  # play_round's resets and set-up, as written there
                 for i in range(n):
                     W[i, W_ATTACKED] = 0
                     W[i, W_FIRST] = NO_STEP
                     if ROWS >= 0:
                         W[i, ROWS] = np.int64(CS[i, 0] + b)
+                    if OWN >= 0 and n > rules.ONE_LEVEL:
+                        W[i, OWN] = 0
+                        W[i, AIMED] = 0
                 if n <= rules.RANK_BY_COUNTING:
                     for i in range(n):
                         pi = W[i, W_POOL]

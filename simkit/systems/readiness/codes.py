@@ -253,8 +253,10 @@ N_P = 19
     # how many full pools of the round are lower than its own, twin 1 if another equals it
     W_IN_R3,  # 1 while it may take turns (R3): not holding (its key is -1 without dice)
     W_ROWS,  # the round's entry of its first count in the counts array (CS[i, 0] + col)
-) = tuple(N_P + k for k in _fields(10))
-N_W = 10
+    W_OWN,  # this round's counts of its actions and answers, OWN_BITS each (rules.add_round)
+    W_AIMED,  # this round's attacks on it by outcome, and hits, AIMED_BITS each
+) = tuple(N_P + k for k in _fields(12))
+N_W = 12
 # The row length: the N_P + N_W fields padded to a power of two, so that a row's address
 # is a shift of its index (kernel.py's drivers: ``with_columns``), not a multiply.
 N_FIELDS = 32

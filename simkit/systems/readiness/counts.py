@@ -345,9 +345,37 @@ def flusher(always_single):
             for i in range(m):
                 for b in range(cycles):
                     FT[b * m + i] = min(F[i, b], STEP_CAP)
-            for i in range(m):
+            eight = np.uint64(8)
+            b0 = np.uint64(0)
+            while b0 + eight <= cycles:  # eight cycles at a time: each ACC entry read and
+                # written once for eight comparisons (the loop along j vectorises)
+                q0 = FT[b0 * m : (b0 + np.uint64(1)) * m]
+                q1 = FT[(b0 + np.uint64(1)) * m : (b0 + np.uint64(2)) * m]
+                q2 = FT[(b0 + np.uint64(2)) * m : (b0 + np.uint64(3)) * m]
+                q3 = FT[(b0 + np.uint64(3)) * m : (b0 + np.uint64(4)) * m]
+                q4 = FT[(b0 + np.uint64(4)) * m : (b0 + np.uint64(5)) * m]
+                q5 = FT[(b0 + np.uint64(5)) * m : (b0 + np.uint64(6)) * m]
+                q6 = FT[(b0 + np.uint64(6)) * m : (b0 + np.uint64(7)) * m]
+                q7 = FT[(b0 + np.uint64(7)) * m : (b0 + eight) * m]
+                for i in range(m):
+                    at = i * m
+                    f0, f1, f2, f3 = q0[i], q1[i], q2[i], q3[i]
+                    f4, f5, f6, f7 = q4[i], q5[i], q6[i], q7[i]
+                    for j in range(m):
+                        ACC[at + j] += (
+                            np.int16(f0 < q0[j])
+                            + np.int16(f1 < q1[j])
+                            + np.int16(f2 < q2[j])
+                            + np.int16(f3 < q3[j])
+                            + np.int16(f4 < q4[j])
+                            + np.int16(f5 < q5[j])
+                            + np.int16(f6 < q6[j])
+                            + np.int16(f7 < q7[j])
+                        )
+                b0 += eight
+            for i in range(m):  # the cycles left, one at a time
                 at = i * m
-                for b in range(cycles):
+                for b in range(b0, cycles):
                     row = b * m
                     fi = FT[row + i]
                     for j in range(m):

@@ -29,7 +29,9 @@ Arrays (fields named in ``codes.py``)
         slot, a column per regeneration cycle), ``col`` the round's column; the
         scenario counts follow the count slots (``G_STALEMATE_ROW``).  Every count is
         an increment, so the rounds of a cycle (a stalemate and the forced round after
-        it) can add to one column.
+        it) can add to one column.  With more than ONE_LEVEL combatants an action's
+        counts go to two packed fields of the combatants' rows (``W_OWN``, ``W_AIMED``)
+        and ``add_round`` adds them to ``Y`` at the round's end.
 ``F``   ``F[i, col]``: the step of i's first action in the round (acts_before).
 ``EV``  events (``base.EVENT_COLUMNS``), written when the player's ``log`` is true
         (``trace``), from the same code path that counts: what ``simkit trace`` shows
@@ -73,7 +75,7 @@ from __future__ import annotations
 import numpy as np
 from numba.extending import intrinsic
 
-from simkit.systems.base import SHARE_ALWAYS, SHARE_NEVER
+from simkit.systems.base import MAX_COMBATANTS, SHARE_ALWAYS, SHARE_NEVER
 from simkit.systems.readiness.codes import (
     ACTIONS,
     ATTACKED_BEFORE_ACTING,
@@ -129,6 +131,7 @@ from simkit.systems.readiness.codes import (
     H_RELEASED,
     HASTY_GE_1,
     HASTY_ONLY,
+    HIGHEST_SCALE,
     HIT_ALWAYS,
     HITS,
     HOLD_NEVER,
@@ -177,11 +180,13 @@ from simkit.systems.readiness.codes import (
     SCRATCH_SET,
     SIDES,
     UNDEFENDED,
+    W_AIMED,
     W_ATTACKED,
     W_FIRST,
     W_HELD,
     W_IN_R3,
     W_LOWEST,
+    W_OWN,
     W_POOL,
     W_RANK,
     W_RELEASE_EVENT,
@@ -191,7 +196,8 @@ from simkit.systems.readiness.codes import (
     WE_DEFEND,
     WE_GUARD,
 )
-from simkit.systems.stream import below, chance, next_byte, roll_many
+from simkit.systems.readiness.schema import MAX_READINESS
+from simkit.systems.stream import below, chance, next_byte, next_u64, roll_many
 from simkit.systems.support import JIT, JIT_DISABLED, leading_zeros, njit
 
 # Compile time and speed.  Every jitted function costs a full numba pipeline (about
@@ -240,6 +246,20 @@ ON_TURN = np.bool_(False)  # act(): an action on its turn
 ON_RELEASE = np.bool_(True)  # act(): the action declared on release (R5)
 RANK_BY_COUNTING = 16  # up to this many combatants, T2 ranks by counting (n^2, no branch)
 assert DEFENDED == UNDEFENDED + 1 and HASTY_ONLY == UNDEFENDED + 2
+# More than ONE_LEVEL combatants: a round's counts of one combatant, collected in two
+# fields of its row (``add_round`` adds them to the counts array at the round's end):
+# W_OWN, OWN_BITS a count, those of its own dice (each at most its readiness,
+# MAX_READINESS: asserted below); W_AIMED, AIMED_BITS a count, the attacks on it (at most
+# the round's dice, under 2**15)
+OWN_BITS = np.int64(5)
+OWN_MASK = np.int64(31)
+(S_ACTIONS, S_FIRST, S_MADE, S_EARLY, S_DEFENSES, S_WASTED, S_GUARD, S_HASTY) = (
+    np.int64(OWN_BITS * k) for k in range(8)
+)  # S_HASTY: hasty_ge.k at S_HASTY + OWN_BITS (k - 1), k = 1 .. 5 (up to bit 59)
+AIMED_BITS = np.int64(16)  # undefended, defended, hasty_only (UNDEFENDED + outcome), hits
+AIMED_MASK = np.int64(0xFFFF)
+S_HITS = np.int64(3 * AIMED_BITS)
+assert MAX_READINESS <= OWN_MASK and MAX_COMBATANTS * MAX_READINESS < 1 << (AIMED_BITS - 1)
 assert GROUP == 4  # pick: the top level's four nodes
 
 
@@ -302,6 +322,63 @@ def prepare(pool, pips, prep):
         pool += one_die(f + 1) - one_die(f)
         pips -= 1
     return pool
+
+
+# R1 by table: a byte below DIE_LIMIT is the die b % SIDES + 1 (stream.roll), whose pool
+# field DIE_POOL[b] holds; a byte at or above it is rejected.  DIE_LIMIT is 252: a byte
+# is rejected when its top six bits are all set (REJECT_BITS in every byte).
+DIE_LIMIT = np.int64(256 - 256 % SIDES)
+assert DIE_LIMIT == 252
+DIE_POOL = np.array(
+    [1 << (FIELD * (b % SIDES)) if b < DIE_LIMIT else 0 for b in range(256)], dtype=np.int64
+)
+REJECT_BITS = np.uint64(0xFCFCFCFCFCFCFCFC)
+LOW_BYTES = np.uint64(0x0101010101010101)
+HIGH_BITS = np.uint64(0x8080808080808080)
+BYTE = np.uint64(0xFF)
+EIGHT = np.uint64(8)
+
+
+@njit(**HELPER)
+def roll_round(st, P, W, n):
+    """R1 for every combatant in scenario order, as ``roll_many`` draws it (the same
+    bytes, rejections included), its pool to W_POOL; the byte buffer in registers for
+    the whole round, each die a load from DIE_POOL (not a remainder and a shift), and a
+    whole stream word of eight dice at once when the combatant needs eight more and none
+    of its bytes is rejected (a zero byte of ``(word & REJECT_BITS) ^ REJECT_BITS``)."""
+    buf = st[4]
+    left = st[5]
+    for i in range(n):
+        pool = ZERO
+        need = P[i, P_DICE]
+        while need > 0:
+            if left == 0:
+                st[5] = np.uint64(0)  # (as roll_many: next_u64 of a pending state asks)
+                buf = next_u64(st)
+                left = EIGHT
+                if need >= 8:
+                    v = (buf & REJECT_BITS) ^ REJECT_BITS
+                    if ((v - LOW_BYTES) & ~v & HIGH_BITS) == 0:  # no rejected byte
+                        a = DIE_POOL[buf & BYTE] + DIE_POOL[(buf >> np.uint64(8)) & BYTE]
+                        b = DIE_POOL[(buf >> np.uint64(16)) & BYTE]
+                        b += DIE_POOL[(buf >> np.uint64(24)) & BYTE]
+                        c = DIE_POOL[(buf >> np.uint64(32)) & BYTE]
+                        c += DIE_POOL[(buf >> np.uint64(40)) & BYTE]
+                        d = DIE_POOL[(buf >> np.uint64(48)) & BYTE] + DIE_POOL[buf >> np.uint64(56)]
+                        pool += (a + b) + (c + d)
+                        need -= 8
+                        buf = np.uint64(0)
+                        left = np.uint64(0)
+                        continue
+            x = buf & BYTE
+            buf = buf >> EIGHT
+            left = left - np.uint64(1)
+            if np.int64(x) < DIE_LIMIT:
+                pool += DIE_POOL[x]
+                need -= 1
+        W[i, W_POOL] = pool
+    st[4] = buf
+    st[5] = left
 
 
 # --------------------------------------------------------------------------- events
@@ -401,28 +478,29 @@ def pick(st, KT, s):
     if best < 0:
         return NOBODY, best
     if (best >> KEY_TWIN) & 1:
-        ties = ties_of(KT, s, best >> KEY_RANK)
+        ties = ties_of(KT, s, best >> KEY_RANK, first)
         if ties > 1:
-            first = pick_tied(st, KT, s, best >> KEY_RANK, ties)
+            first = pick_tied(st, KT, s, best >> KEY_RANK, ties, first)
     return first, best
 
 
 @njit(**HELPER)
-def ties_of(KT, s, same):
+def ties_of(KT, s, same, first):
     """How many leaves of tree ``s`` have the class ``same`` (R3 keys but for the twin
-    flag and the index)."""
+    flag and the index), ``first`` the lowest of them (the best key: the index in a key
+    is KEY_INDEX - i, so a tied leaf below it would have had a higher key)."""
     ties = ZERO
-    for i in range(KT.shape[2]):
+    for i in range(first, KT.shape[2]):
         ties += np.int64((KT[s, 0, i] >> KEY_RANK) == same)
     return ties
 
 
 @njit(**COLD)
-def pick_tied(st, KT, s, same, ties):
+def pick_tied(st, KT, s, same, ties, first):
     """T3: a fair ``below(ties)`` among the ``ties`` leaves of tree ``s`` of class
-    ``same``: the r-th of them in scenario order (leaf order)."""
+    ``same``: the r-th of them in scenario order (leaf order), ``first`` the lowest."""
     r = below(st, ties)
-    for i in range(KT.shape[2]):
+    for i in range(first, KT.shape[2]):
         if (KT[s, 0, i] >> KEY_RANK) == same:
             if r == 0:
                 return np.int64(i)
@@ -464,6 +542,43 @@ def spend(P, W, G, KT, i, v, do, holds):
     return v
 
 
+@njit(**HELPER)
+def lower_best(KT, s, i, key):
+    """Leaf i of tree ``s``, which holds the tree's best key (so every node above it holds
+    it too), falls to ``key``: each node on its path becomes the best of the new value
+    below it and its GROUP - 1 other children.  Those are read before the path's node of
+    their level is stored (none of them is on the path), so they wait for nothing this
+    change stores, and the chain from ``key`` to the top is one maximum a level (``set_key``
+    finds the same nodes, each from its children in memory after the store below)."""
+    j = non_negative(i)
+    top_level = KT.shape[1] - 1
+    for level in range(top_level):
+        p = j & (GROUP - 1)
+        base = j - p
+        o1 = KT[s, level, base + ((p + 1) & (GROUP - 1))]
+        o2 = KT[s, level, base + ((p + 2) & (GROUP - 1))]
+        o3 = KT[s, level, base + ((p + 3) & (GROUP - 1))]
+        KT[s, level, j] = key
+        key = max(key, max(max(o1, o2), o3))
+        j = j >> GROUP_BITS
+    KT[s, top_level, j] = key
+
+
+@njit(**HELPER)
+def spend_best(P, W, G, KT, i, v, holds):
+    """``spend(P, W, G, KT, i, v, 1, holds)`` of the combatant that holds the best key of
+    R3 (R4: the action of its turn): the same pool, counts of who has dice and key, the
+    tree updated by ``lower_best``."""
+    pool = W[i, W_POOL]
+    rest = pool - one_die(max(v, 1))
+    W[i, W_POOL] = rest
+    if holds and G[G_MAY_HOLD] != 0 and rest == 0 and pool != 0:
+        G[G_ARMED] -= 1
+        G[G_SIDE_ARMED + P[i, P_SIDE]] -= 1
+    lower_best(KT, R3_SET, i, key_of(rest, W[i, W_RANK]))
+    return v
+
+
 # --------------------------------------------------------------------------- R4, R5, R7
 @njit(**HELPER)
 def at(rows, m, lb):
@@ -472,6 +587,29 @@ def at(rows, m, lb):
     (``Layout.count_slots``), rows of ``1 << lb`` cycles, so ``CS[i, m] + col`` without a
     load from ``CS`` (a 256-byte row per combatant) on the action's path."""
     return rows + (np.uint64(m) << lb)
+
+
+@njit(**HELPER)
+def add_round(Y, W, i, lb):
+    """Add combatant i's counts of the round, collected in W_OWN and W_AIMED while it was
+    played (an action adds to two fields of rows it reads anyway, not to a dozen
+    scattered entries of the counts array), to its counts (``W_ROWS``); the round's
+    resets clear them."""
+    rows = np.uint64(W[i, W_ROWS])
+    own = W[i, W_OWN]
+    aimed = W[i, W_AIMED]
+    Y[at(rows, ACTIONS, lb)] += (own >> S_ACTIONS) & OWN_MASK
+    Y[at(rows, FIRST_ACTION, lb)] += (own >> S_FIRST) & OWN_MASK
+    Y[at(rows, ATTACKS_MADE, lb)] += (own >> S_MADE) & OWN_MASK
+    Y[at(rows, ATTACKED_BEFORE_ACTING, lb)] += (own >> S_EARLY) & OWN_MASK
+    Y[at(rows, DEFENSES, lb)] += (own >> S_DEFENSES) & OWN_MASK
+    Y[at(rows, WASTED_DEFENSES, lb)] += (own >> S_WASTED) & OWN_MASK
+    Y[at(rows, GUARD_DEFENSES, lb)] += (own >> S_GUARD) & OWN_MASK
+    for k in range(HIGHEST_SCALE):
+        Y[at(rows, HASTY_GE_1 + k, lb)] += (own >> (S_HASTY + OWN_BITS * k)) & OWN_MASK
+    for k in range(3):
+        Y[at(rows, UNDEFENDED + k, lb)] += (aimed >> (AIMED_BITS * k)) & AIMED_MASK
+    Y[at(rows, HITS, lb)] += (aimed >> S_HITS) & AIMED_MASK
 
 
 @njit(**HELPER)
@@ -648,8 +786,14 @@ def round_player(log, may_hold, lean=False):
         wasted_defenses: responses to one that would not.
         R5: an attack releases the until_attacked holder it hits (after the responses);
         any action releases the actor's opponents' until_enemy_acts holders."""
+        P = W  # (every driver passes one array as both: its parameters read through the
+        # round's own base address, one register less in the loop of actions)
         n = P.shape[0]
         lb = np.uint64(G[G_LOG_BATCH])  # the counts array's rows: 1 << lb cycles
+        # more than ONE_LEVEL combatants: a round's counts collected in W_OWN and W_AIMED
+        # and added at its end (add_round: a dozen fields a combatant, paid back by the
+        # actions of a big fight, not by a few); else each straight to the counts array
+        packed = n > ONE_LEVEL
         # ---- R1, R2, T2 and R3
         if log and no_hold:
             event(EV, G, EV_NO_HOLD, NOBODY, NOBODY, ZERO, ZERO, ZERO)
@@ -662,14 +806,16 @@ def round_player(log, may_hold, lean=False):
             G[G_WAITING_FOR_ENEMY] = 0
             G[G_RELEASED] = 0
         # R1: every combatant's dice, in scenario order
-        for i in range(n):
-            # (the roll event shows the faces in the order drawn)
-            pool, faces = roll_many(st, P[i, P_DICE], SIDES, FIELD, FACE_BITS)
-            if log and P[i, P_FIXED] != 0:  # trace(dice=...): drawn as usual, then replaced
-                pool = P[i, P_FIXED_POOL]
-                faces = P[i, P_FIXED_FACES]
-            W[i, W_POOL] = pool
-            if log:
+        if not log:
+            roll_round(st, P, W, n)
+        else:
+            for i in range(n):
+                # (the roll event shows the faces in the order drawn)
+                pool, faces = roll_many(st, P[i, P_DICE], SIDES, FIELD, FACE_BITS)
+                if P[i, P_FIXED] != 0:  # trace(dice=...): drawn as usual, then replaced
+                    pool = P[i, P_FIXED_POOL]
+                    faces = P[i, P_FIXED_FACES]
+                W[i, W_POOL] = pool
                 event(EV, G, EV_ROLL, i, NOBODY, faces, P[i, P_DICE], ZERO)
         for i in range(n):
             pool = W[i, W_POOL]
@@ -679,6 +825,9 @@ def round_player(log, may_hold, lean=False):
                 if log:
                     event(EV, G, EV_PREP, i, NOBODY, pool, ready, ZERO)
             W[i, W_ATTACKED] = 0
+            if packed:  # its counts of the round (add_round)
+                W[i, W_OWN] = 0
+                W[i, W_AIMED] = 0
             W[i, W_FIRST] = NO_STEP
             W[i, W_ROWS] = np.int64(CS[i, 0] + col)  # its counts: CS[i, m] = CS[i, 0] + (m << lb)
             if may_hold:  # R5's state: who has dice per side, hold states, held dice
@@ -754,19 +903,30 @@ def round_player(log, may_hold, lean=False):
             # one whose die is above the next turn's initiative, the others rejoin R3)
             on_release = ON_TURN
             a = v  # the die of c's next action: its top
+            # c holds the best key of R3 (not a T3 tie's other pick): its spend lowers the
+            # tree's maximum (lower_best), on this action only (a chain's next one may not be)
+            best = (key & KEY_INDEX) == KEY_INDEX - c
             while True:
                 # ---- R4: c spends its highest die a on one action
-                spend(P, W, G, KT, c, a, ONE, may_hold)
+                if best:
+                    spend_best(P, W, G, KT, c, a, may_hold)
+                    best = False
+                else:
+                    spend(P, W, G, KT, c, a, ONE, may_hold)
                 by_holder = on_release
                 if may_hold and W[c, W_HELD] != 0 and G[G_HOLDER_ACTIONS] == HOLDER_HELD_DICE:
                     for j in range(n):
                         by_holder |= (j != c) & (W[j, W_LOWEST] < a)
                 step = G[G_STEP]
-                rc = np.uint64(W[c, W_ROWS])
                 responded = ZERO  # R3 [rev 3]: responses to this action (a chain ends)
-                Y[at(rc, ACTIONS, lb)] += 1
-                if step == 0:  # the round's first action
-                    Y[at(rc, FIRST_ACTION, lb)] += 1
+                # c's counts of this action: actions, first_action for the round's first
+                # action, attacks_made for an attack (packed: in W_OWN, add_round)
+                mine = (ONE << S_ACTIONS) + (np.int64(step == 0) << S_FIRST)
+                rc = np.uint64(W[c, W_ROWS])
+                if not packed:
+                    Y[at(rc, ACTIONS, lb)] += 1
+                    if step == 0:  # the round's first action
+                        Y[at(rc, FIRST_ACTION, lb)] += 1
                 W[c, W_FIRST] = min(W[c, W_FIRST], step)
                 G[G_STEP] = step + 1
                 side = P[c, P_SIDE]
@@ -787,10 +947,12 @@ def round_player(log, may_hold, lean=False):
                     mask = P[c, P_TARGET_MASK]
                     r = next_byte(st) & mask if mask >= 0 else below(st, P[c, P_TARGET_COUNT])
                     d = non_negative(T[non_negative(P[c, P_TARGET_START] + r)])
+                    mine += ONE << S_MADE  # (attacks_received: counts.derived_rows)
                     rd = np.uint64(W[d, W_ROWS])
-                    Y[at(rc, ATTACKS_MADE, lb)] += 1  # (attacks_received: counts.derived_rows)
                     early = (W[d, W_ATTACKED] == 0) & (W[d, W_FIRST] == NO_STEP)
-                    Y[at(rd, ATTACKED_BEFORE_ACTING, lb)] += np.int64(early)
+                    if not packed:
+                        Y[at(rc, ATTACKS_MADE, lb)] += 1
+                        Y[at(rd, ATTACKED_BEFORE_ACTING, lb)] += np.int64(early)
                     W[d, W_ATTACKED] = 1
                     if log:
                         event(EV, G, EV_ATTACK, c, d, a, np.int64(by_holder), ZERO)
@@ -832,12 +994,21 @@ def round_player(log, may_hold, lean=False):
                     own = np.int64(normal | hasty)
                     spend(P, W, G, KT, d, die, own, may_hold)
                     scale = (a - die) * np.int64(hasty)
-                    Y[at(rd, DEFENSES, lb)] += own
-                    Y[at(rd, WASTED_DEFENSES, lb)] += own * (ONE - effective)
-                    # a hasty defense of scale k (1 .. 5) counts once, in row hasty_ge.k; the
-                    # drivers turn these rows into hasty_ge (sums of the rows above),
-                    # hasty_defenses and hasty_scale_total (counts.derived_rows): no branch here
-                    Y[at(rd, HASTY_GE_1 + max(scale, ONE) - ONE, lb)] += np.int64(hasty)
+                    # D's counts: attacked_before_acting, defenses, wasted_defenses and a
+                    # hasty defense of scale k (1 .. 5) once, in row hasty_ge.k; the drivers
+                    # turn these rows into hasty_ge (sums of the rows above), hasty_defenses
+                    # and hasty_scale_total (counts.derived_rows): no branch on the dice
+                    if packed:
+                        W[d, W_OWN] += (
+                            (np.int64(early) << S_EARLY)
+                            + (own << S_DEFENSES)
+                            + ((own * (ONE - effective)) << S_WASTED)
+                            + (np.int64(hasty) << (S_HASTY + OWN_BITS * (max(scale, ONE) - ONE)))
+                        )
+                    else:
+                        Y[at(rd, DEFENSES, lb)] += own
+                        Y[at(rd, WASTED_DEFENSES, lb)] += own * (ONE - effective)
+                        Y[at(rd, HASTY_GE_1 + max(scale, ONE) - ONE, lb)] += np.int64(hasty)
                     if log and own != 0:
                         kind = RESPONSE_SELF if normal else RESPONSE_HASTY
                         event(EV, G, EV_RESPONSE, d, d, die, kind, scale)
@@ -858,10 +1029,17 @@ def round_player(log, may_hold, lean=False):
                                     continue
                                 # a guard is never hasty
                                 used = spend(P, W, G, KT, g, top(W[g, W_POOL]), ONE, may_hold)
-                                rg = np.uint64(W[g, W_ROWS])
-                                Y[at(rg, DEFENSES, lb)] += 1
-                                Y[at(rg, GUARD_DEFENSES, lb)] += 1
-                                Y[at(rg, WASTED_DEFENSES, lb)] += ONE - effective
+                                if packed:
+                                    W[g, W_OWN] += (
+                                        (ONE << S_DEFENSES)
+                                        + (ONE << S_GUARD)
+                                        + ((ONE - effective) << S_WASTED)
+                                    )
+                                else:
+                                    rg = np.uint64(W[g, W_ROWS])
+                                    Y[at(rg, DEFENSES, lb)] += 1
+                                    Y[at(rg, GUARD_DEFENSES, lb)] += 1
+                                    Y[at(rg, WASTED_DEFENSES, lb)] += ONE - effective
                                 answered += 1
                                 if log:
                                     named = P[g, P_GUARD_NAMED]  # R7a in the trace
@@ -869,9 +1047,15 @@ def round_player(log, may_hold, lean=False):
                     responded = own + answered
                     # the attack's outcome: exactly one of undefended, defended, hasty_only
                     outcome = 1 if answered > 0 else (2 if hasty else 0)
-                    Y[at(rd, UNDEFENDED + outcome, lb)] += 1
-                    # R7 [rev 3]: it would take effect and met no normal response
-                    Y[at(rd, HITS, lb)] += effective * np.int64(answered == 0)
+                    # (undefended, defended, hasty_only); R7 [rev 3] hits: it would take
+                    # effect and met no normal response
+                    if packed:
+                        W[d, W_AIMED] += (ONE << (AIMED_BITS * outcome)) + (
+                            (effective * np.int64(answered == 0)) << S_HITS
+                        )
+                    else:
+                        Y[at(rd, UNDEFENDED + outcome, lb)] += 1
+                        Y[at(rd, HITS, lb)] += effective * np.int64(answered == 0)
                     if log and answered == 0 and not hasty:
                         event(EV, G, EV_UNANSWERED, d, NOBODY, ZERO, ZERO, ZERO)
                     # R5 until_attacked: it has answered (or could not); from now on it
@@ -886,6 +1070,8 @@ def round_player(log, may_hold, lean=False):
                         join_r3(W, KT, d)
                         if log:
                             event(EV, G, EV_RELEASE, d, NOBODY, RELEASE_ATTACKED, ZERO, ZERO)
+                if packed:
+                    W[c, W_OWN] += mine
                 # R5 until_enemy_acts: c's action releases its opponents' holders (scenario order)
                 if may_hold and G[G_WAITING_FOR_ENEMY] > 0:
                     for h in range(n):
@@ -942,6 +1128,8 @@ def round_player(log, may_hold, lean=False):
                 event(EV, G, EV_STALEMATE, NOBODY, NOBODY, ZERO, ZERO, ZERO)
         for i in range(n):  # (no_action: counts.derived_rows, from actions)
             F[i, col] = W[i, W_FIRST]
+            if packed:
+                add_round(Y, W, i, lb)
         return stalemate
 
     return play_round
