@@ -145,6 +145,43 @@ def njit(*args: Any, **options: Any) -> Any:
     return decorate
 
 
+if JIT_DISABLED:
+    _HelperDispatcher: Any = None
+else:  # pragma: no cover  (compiled dispatchers: not Python lines coverage can see)
+    from numba.core.registry import CPUDispatcher
+
+    class _HelperDispatcher(CPUDispatcher):
+        """A dispatcher jitted code compiles with the options it was given (no wrappers:
+        ``no_cpython_wrapper`` and ``no_cfunc_wrapper``), whose plain-Python calls go to a
+        twin compiled with ``JIT`` (Python and C wrappers, cached) on its first call."""
+
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            twin = self.__dict__.get("_python_twin")
+            if twin is None:
+                twin = self.__dict__["_python_twin"] = njit(**JIT)(self.py_func)
+            return twin(*args, **kwargs)
+
+
+def helper_njit(**options: Any) -> Callable[[Callable[..., Any]], Any]:
+    """``@njit(nogil=True, **options)`` without wrappers nor cache, for a helper that
+    kernels call and plain Python may call too (the stream's draws: tests, plug-in
+    systems).  Kernels compile it as ``options`` say, so a cold compile builds no Python
+    or C wrapper for it and saves no cache entry of its own (the kernels' entry points
+    are cached with it compiled in); a plain-Python call compiles a twin with both
+    wrappers, cached (``JIT``), the first time.  Under ``NUMBA_DISABLE_JIT``: the plain
+    function."""
+    options = {"nogil": True, **options, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+    options.pop("cache", None)
+
+    def decorate(function: Callable[..., Any]) -> Any:
+        if JIT_DISABLED:
+            return function
+        plain = numba.njit(**options)(function)
+        return _HelperDispatcher(plain.py_func, plain.locals, plain.targetoptions)
+
+    return decorate
+
+
 _MASK64 = (1 << 64) - 1
 
 if JIT_DISABLED:
