@@ -381,7 +381,6 @@ def _drivers(may_hold):
         tot,
         AB,
         FT,
-        ACC,
     ):
         """Play rounds ``first .. first + n_rounds - 1`` of the chunk with key ``key``, each on
         its own stream (``carry`` 1: R8 forbids holds in the first), through
@@ -389,9 +388,7 @@ def _drivers(may_hold):
 
         Each regeneration cycle adds to a column of the counts array ``Y`` (``1 <<
         G[G_LOG_BATCH]`` columns per row, rules.py); a full batch is flushed into the sums.
-        ``ACC`` (n * n int16 zeros, given: no allocation compiled in): the flush's
-        acts_before counts not yet added to ``AB``.  Returns the carry after the last
-        round."""
+        Returns the carry after the last round."""
         key = unmanaged(key)
         P = with_columns(P, N_FIELDS)
         W = with_columns(W, N_FIELDS)
@@ -408,7 +405,7 @@ def _drivers(may_hold):
         st = unmanaged(st)
         lb = G[G_LOG_BATCH]
         n = P.shape[0]
-        ACC = unmanaged(ACC)  # flush: acts_before not yet in AB (zeros)
+        ACC = np.zeros(n * n, dtype=np.int16)  # flush: acts_before not yet in AB
         sums = (s1, s2, sl, sx, tot, AB, ACC)
         pending = 0  # cycles flushed since ACC was last added to AB
         b = 0
@@ -587,8 +584,7 @@ def run_chunk(
         return run_chunk_lanes(compiled, key, n_rounds, sums, first)
     drive = run_rounds if compiled.may_hold else run_rounds_plain
     key4 = np.ascontiguousarray(key[:4], dtype=np.uint64)
-    ACC = np.zeros(compiled.n * compiled.n, dtype=np.int16)  # (run_rounds)
-    return int(drive(key4, first, n_rounds, int(carry), *driver_arguments(compiled, sums), ACC))
+    return int(drive(key4, first, n_rounds, int(carry), *driver_arguments(compiled, sums)))
 
 
 def driver_arguments(compiled: Compiled, sums: Sums) -> tuple:
