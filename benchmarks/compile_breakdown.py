@@ -18,8 +18,9 @@ shown:
   the cache, ...);
 * every compiled function: its signatures (a function compiled for two argument
   types costs twice), its own processor time (``self``), and of that the type
-  inference and LLVM, largest first; functions compiled for more than one signature
-  are listed with their signatures (``--signatures``);
+  inference and LLVM, largest first (machine code 0 for a link-only library,
+  ``support.njit(link_only=True)``: its callers emit it); functions compiled for more
+  than one signature are listed with their signatures (``--signatures``);
 * numba's compiler passes by processor time, LLVM's work excluded (``--passes``).
 
 Processor seconds hold steady on a loaded machine where wall seconds stretch.

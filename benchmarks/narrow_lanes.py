@@ -77,7 +77,7 @@ STEP, BEST, ACT, CLS, AUX, SHR, MR, SEL, SPD = (
 )
 S_ROWS = 15
 # lanes.py's options for play_passes, but callable from Python (the check below)
-LOOP = {**INNER, "no_cpython_wrapper": False, "error_model": "numpy"}
+LOOP = {**INNER, "no_cpython_wrapper": False, "error_model": "numpy", "link_only": False}
 
 
 @intrinsic

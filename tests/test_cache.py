@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from numba.core.caching import NullCache
 from numba.core.dispatcher import Dispatcher
@@ -59,10 +60,26 @@ def test_every_kernel_is_cached_under_the_source_tree_or_not_at_all():
     }
     cached = {name for name, kind in caches.items() if kind is SourceTreeCache}
     for module in (
-        "stream", "readiness.kernel", "vtm.rules", "vtm.lanes", "vtm.kernel", "perception.rules",
+        "readiness.kernel", "vtm.rules", "vtm.lanes", "vtm.kernel", "perception.rules",
         "perception.lanes", "perception.kernel",
     ):  # fmt: skip
         assert any(name.startswith(f"simkit.systems.{module}.") for name in cached), module
+
+
+@needs_jit
+def test_stream_draws_compile_for_kernels_without_wrappers_and_for_python_with_a_cached_twin():
+    """stream.py's draws (support.helper_njit): kernels compile them without wrappers or
+    a cache entry of their own; a plain-Python call goes to a twin that has both."""
+    from simkit.systems import stream
+
+    st = np.zeros(stream.STATE_WORDS, dtype=np.uint64)
+    stream.round_start(st, np.arange(1, 5, dtype=np.uint64), 3)
+    assert 0 <= stream.below(st, 6) < 6
+    for helper in (stream.round_start, stream.below):
+        assert type(helper._cache) is NullCache
+        assert helper.targetoptions["no_cpython_wrapper"]
+        assert type(helper._python_twin._cache) is SourceTreeCache
+        assert not helper._python_twin.targetoptions.get("no_cpython_wrapper", False)
 
 
 def test_one_jit_setting():

@@ -50,10 +50,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from simkit.systems.support import JIT, njit
+from simkit.systems.support import JIT, helper_njit, njit
 
 # Helpers only jitted code calls: no Python or C wrapper is compiled for them, and they
-# are not cached apart (the kernels' entry points are, with them compiled in).
+# are not cached apart (the kernels' entry points are, with them compiled in).  The
+# draws plain Python calls too (``roll``, ``below``, ``chance``, ``next_u64``,
+# ``round_start``, ``round_start_lazy``, ``canonical_state``: tests, plug-in systems) are
+# compiled the same way for kernels (``support.helper_njit``); a plain-Python call goes
+# to a twin with wrappers, compiled on its first call.
 INNER = {**JIT, "cache": False, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 
 STATE_WORDS = 12  # the working array (see the module docstring)
@@ -64,7 +68,7 @@ BYTE_LIMIT = np.array([0] + [256 - 256 % n for n in range(1, 257)], dtype=np.int
 RECIPROCAL = np.array([0] + [-(-(2**32) // n) for n in range(1, 257)], dtype=np.int64)
 
 
-@njit(**JIT, forceinline=True)
+@helper_njit(forceinline=True)
 def next_u64(st):
     if st[6] != 0:  # pending (round_start): the words come first
         untouched = st[5] == np.uint64(8)
@@ -120,7 +124,7 @@ def next_byte(st):
     return np.int64(b)
 
 
-@njit(**JIT, forceinline=True)
+@helper_njit(forceinline=True)
 def roll(st, sides):
     limit = 256 - 256 % sides
     while True:
@@ -159,7 +163,7 @@ def roll_many(st, count, sides, field, face_bits):
     return pool, faces
 
 
-@njit(**JIT, forceinline=True)
+@helper_njit(forceinline=True)
 def below(st, n):
     if n <= 1:
         return 0
@@ -179,7 +183,7 @@ def below(st, n):
             return np.int64(x % un)
 
 
-@njit(**JIT, forceinline=True)
+@helper_njit(forceinline=True)
 def chance(st, threshold):
     x = next_u64(st) >> np.uint64(11)
     return np.int64(x) < threshold
@@ -213,7 +217,7 @@ def _mix(z):
     return z ^ (z >> np.uint64(31))
 
 
-@njit(**JIT)
+@helper_njit()
 def round_start(st, key, r):
     """Set ``st`` to the start of round ``r``'s stream under chunk key ``key``."""
     step = np.uint64(r + 1) * np.uint64(_GOLDEN)
@@ -224,7 +228,7 @@ def round_start(st, key, r):
     st[6] = np.uint64(0)
 
 
-@njit(**JIT, forceinline=True)
+@helper_njit(forceinline=True)
 def round_start_lazy(st, key, r):
     """``round_start``, pending: word 1 and the first output only (see the module
     docstring); for kernels whose rounds mostly draw eight bytes or fewer."""
@@ -284,7 +288,7 @@ def lane_roll(out, second, b, pos, ok, sides):
     return x % sides + 1
 
 
-@njit(**JIT)
+@helper_njit()
 def canonical_state(st):
     """The six-word state of the working array ``st`` (as if nothing were pending)."""
     out = np.zeros(CANONICAL_WORDS, np.uint64)

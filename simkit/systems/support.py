@@ -128,9 +128,99 @@ def _locked(path: Path) -> Iterator[None]:
         handle.close()  # closing the file releases the lock
 
 
+# --------------------------------------------------------------------------- link-only
+# numba finalises every jitted function's code library on its own: the module optimised,
+# then machine code emitted into the JIT engine; a caller then links the callee's module
+# into its own, optimises and emits everything again.  A function with neither Python nor
+# C wrapper and no cache entry of its own is only ever reached through a caller's linked
+# copy (numba calls between jitted functions so), so its own machine code never runs.
+# ``njit(..., link_only=True)`` gives such a function a ``_LinkOnlyLibrary``: optimised
+# as before but never emitted, so a cold compile emits its machine code once per entry
+# point instead of once more on its own.  Its callers then link its module as optimised
+# (numba's emission also rewrites a module in place: LLVM's code-generation passes), so
+# their machine code is not the same as before: used only where the run speed was
+# measured unchanged (the readiness lanes; docs/performance.md, "Cold compile per path").
+if JIT_DISABLED:
+    _LinkOnlyCompiler: Any = None
+else:  # pragma: no cover  (compile machinery: not Python lines coverage can see)
+    from numba.core.codegen import JITCodeLibrary
+    from numba.core.compiler import Compiler, DefaultPassBuilder
+    from numba.core.compiler_machinery import LoweringPass, register_pass
+    from numba.core.typed_passes import AnnotateTypes
+
+    class _NoEnvironment:
+        """The library's codegen, but ``set_env`` does nothing: its function's
+        environment pointer lives in the callers' copies (set there, as after a load
+        from numba's cache, where no callee is compiled at all)."""
+
+        def __init__(self, codegen: Any) -> None:
+            self._codegen = codegen
+
+        def set_env(self, env_name: str, env: Any) -> None:
+            return None
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._codegen, name)
+
+    class _LinkOnlyLibrary(JITCodeLibrary):
+        """A code library finalised (linked and optimised) for callers to link, never
+        added to the JIT engine: no machine code of its own, no function address."""
+
+        @property
+        def codegen(self) -> Any:
+            return _NoEnvironment(self._codegen)
+
+        def _finalize_final_module(self) -> None:
+            self._finalize_dynamic_globals()
+            self._verify_declare_only_symbols()
+            self._finalized = True
+
+        def get_pointer_to_function(self, name: str) -> int:
+            self._ensure_finalized()
+            return 0
+
+    @register_pass(mutates_CFG=False, analysis_only=False)
+    class _LinkOnlyLibraryPass(LoweringPass):
+        """Give the function being compiled a ``_LinkOnlyLibrary`` (before numba's
+        lowering pass would create an ordinary one)."""
+
+        _name = "simkit_link_only_library"
+
+        def __init__(self) -> None:
+            LoweringPass.__init__(self)
+
+        def run_pass(self, state: Any) -> bool:
+            if state.library is None:
+                library = _LinkOnlyLibrary(state.targetctx.codegen(), state.func_id.func_qualname)
+                library.enable_object_caching()
+                state.library = library
+            return True
+
+    class _LinkOnlyCompiler(Compiler):
+        """numba's nopython pipeline with ``_LinkOnlyLibraryPass`` before lowering."""
+
+        def define_pipelines(self) -> list[Any]:
+            if self.state.flags.force_pyobject:
+                return super().define_pipelines()
+            pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+            pm.add_pass_after(_LinkOnlyLibraryPass, AnnotateTypes)
+            pm.finalize()
+            return [pm]
+
+
 def njit(*args: Any, **options: Any) -> Any:
     """numba's ``njit`` (as ``@njit`` or ``@njit(**options)``), with ``cache=True``
-    meaning :class:`SourceTreeCache` instead of numba's file-timestamp cache."""
+    meaning :class:`SourceTreeCache` instead of numba's file-timestamp cache, and
+    ``link_only=True`` (a function only jitted code calls: no Python nor C wrapper, not
+    cached) meaning a code library that is optimised but never emitted as machine code of
+    its own (``_LinkOnlyLibrary``)."""
+    if options.pop("link_only", False):
+        if options.get("cache") or not (
+            options.get("no_cpython_wrapper") and options.get("no_cfunc_wrapper")
+        ):
+            raise ValueError("link_only: only for a function without wrappers, not cached")
+        if not JIT_DISABLED:
+            options = {**options, "pipeline_class": _LinkOnlyCompiler}
     cache = options.pop("cache", False)
     compile_with = numba.njit(**options)
 
@@ -142,6 +232,43 @@ def njit(*args: Any, **options: Any) -> Any:
 
     if args:
         return decorate(args[0])
+    return decorate
+
+
+if JIT_DISABLED:
+    _HelperDispatcher: Any = None
+else:  # pragma: no cover  (compiled dispatchers: not Python lines coverage can see)
+    from numba.core.registry import CPUDispatcher
+
+    class _HelperDispatcher(CPUDispatcher):
+        """A dispatcher jitted code compiles with the options it was given (no wrappers:
+        ``no_cpython_wrapper`` and ``no_cfunc_wrapper``), whose plain-Python calls go to a
+        twin compiled with ``JIT`` (Python and C wrappers, cached) on its first call."""
+
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            twin = self.__dict__.get("_python_twin")
+            if twin is None:
+                twin = self.__dict__["_python_twin"] = njit(**JIT)(self.py_func)
+            return twin(*args, **kwargs)
+
+
+def helper_njit(**options: Any) -> Callable[[Callable[..., Any]], Any]:
+    """``@njit(nogil=True, **options)`` without wrappers nor cache, for a helper that
+    kernels call and plain Python may call too (the stream's draws: tests, plug-in
+    systems).  Kernels compile it as ``options`` say, so a cold compile builds no Python
+    or C wrapper for it and saves no cache entry of its own (the kernels' entry points
+    are cached with it compiled in); a plain-Python call compiles a twin with both
+    wrappers, cached (``JIT``), the first time.  Under ``NUMBA_DISABLE_JIT``: the plain
+    function."""
+    options = {"nogil": True, **options, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+    options.pop("cache", None)
+
+    def decorate(function: Callable[..., Any]) -> Any:
+        if JIT_DISABLED:
+            return function
+        plain = numba.njit(**options)(function)
+        return _HelperDispatcher(plain.py_func, plain.locals, plain.targetoptions)
+
     return decorate
 
 

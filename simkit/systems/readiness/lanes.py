@@ -203,6 +203,7 @@ def lane_tables(p: np.ndarray, targets: np.ndarray) -> np.ndarray:
 
 
 INNER = {"cache": False, "nogil": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+INNER["link_only"] = True  # no machine code of their own (support.njit): the driver emits it
 HOT = {**INNER, "forceinline": True, "error_model": "numpy"}
 
 # ---- the lanes' state is 32-bit from start_block to the packed words.  numba computes

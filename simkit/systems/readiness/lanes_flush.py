@@ -221,6 +221,7 @@ def scratch_size(plan: tuple) -> int:
 
 
 INNER = {"cache": False, "nogil": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+INNER["link_only"] = True  # no machine code of their own (support.njit): the driver emits it
 HOT = {**INNER, "error_model": "numpy"}
 U = np.uint32
 BYTE = U(255)

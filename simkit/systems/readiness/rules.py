@@ -757,7 +757,7 @@ def round_player(log, may_hold, lean=False):
     (tests/test_contract.py holds both players to the twin on random scenarios of every
     ``order`` and ``release``)."""
 
-    @njit(**HELPER)
+    @njit(**HELPER, link_only=lean)  # (lean: no machine code of its own, support.njit)
     def play_round(st, P, W, G, KT, T, GL, Y, col, CS, F, EV, no_hold):
         """One round, R1-R9 (the twin's ``Round.play``); returns 1 for a stalemate (R8).
 
