@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import numba
+import numba.core.codegen
 from numba import config, types
 from numba.core.caching import CacheImpl, CompileResultCacheImpl, FunctionCache
 from numba.core.dispatcher import Dispatcher
@@ -140,7 +141,20 @@ def _locked(path: Path) -> Iterator[None]:
 # (numba's emission also rewrites a module in place: LLVM's code-generation passes), so
 # their machine code is not the same as before: used only where the run speed was
 # measured unchanged (the readiness lanes; docs/performance.md, "Cold compile per path").
-if JIT_DISABLED:
+# The library below overrides numba internals (numba 0.68 has them); a numba without
+# them compiles link-only functions as ordinary ones (the same results; the cold compile
+# as before).
+_LINK_ONLY_HOOKS = (
+    "_finalize_final_module",
+    "_finalize_dynamic_globals",
+    "_verify_declare_only_symbols",
+    "enable_object_caching",
+    "_ensure_finalized",
+)
+_HAS_LINK_ONLY_HOOKS = not JIT_DISABLED and all(
+    hasattr(getattr(numba.core.codegen, "JITCodeLibrary", None), name) for name in _LINK_ONLY_HOOKS
+)
+if not _HAS_LINK_ONLY_HOOKS:
     _LinkOnlyCompiler: Any = None
 else:  # pragma: no cover  (compile machinery: not Python lines coverage can see)
     from numba.core.codegen import JITCodeLibrary
@@ -219,7 +233,7 @@ def njit(*args: Any, **options: Any) -> Any:
             options.get("no_cpython_wrapper") and options.get("no_cfunc_wrapper")
         ):
             raise ValueError("link_only: only for a function without wrappers, not cached")
-        if not JIT_DISABLED:
+        if _LinkOnlyCompiler is not None:
             options = {**options, "pipeline_class": _LinkOnlyCompiler}
     cache = options.pop("cache", False)
     compile_with = numba.njit(**options)
