@@ -793,7 +793,9 @@ def round_player(log, may_hold, lean=False):
         # more than ONE_LEVEL combatants: a round's counts collected in W_OWN and W_AIMED
         # and added at its end (add_round: a dozen fields a combatant, paid back by the
         # actions of a big fight, not by a few); else each straight to the counts array
-        packed = n > ONE_LEVEL
+        # (the lanes' lean player: at most ONE_LEVEL, never packed; a constant False, so
+        # none of the packed code is compiled into it)
+        packed = False if lean else n > ONE_LEVEL
         # ---- R1, R2, T2 and R3
         if log and no_hold:
             event(EV, G, EV_NO_HOLD, NOBODY, NOBODY, ZERO, ZERO, ZERO)
