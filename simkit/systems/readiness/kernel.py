@@ -276,7 +276,7 @@ def compile_scenario(scenario, layout: Layout) -> Compiled:
         event_bound=2 + 8 * n + 6 * dice + dice * _declining(params),
         dice=dice,
         may_hold=bool((params[P_HOLD] != HOLD_CODES["never"]).any()),
-        lanes_off=lanes.why_not_lanes(params, batch, frozenset(never), bool(scenario.fight_rounds)),
+        lanes_off=lanes.why_not_lanes(params, frozenset(never), bool(scenario.fight_rounds)),
     )
 
 

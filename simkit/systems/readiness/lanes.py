@@ -152,12 +152,11 @@ B_HITS = 40
 K_V, K_COUNT, K_RANK, K_TWIN = 15, 7, 4, 3
 
 
-def why_not_lanes(p: np.ndarray, batch: int, never: frozenset[str], fights: bool) -> str | None:
+def why_not_lanes(p: np.ndarray, never: frozenset[str], fights: bool) -> str | None:
     """None if the lanes can play the scenario's rounds, else the name of the first
     reason they cannot (``REASONS``).  ``p``: the parameters (kernel.Compiled.params),
-    ``batch``: the counts array's cycles per row (any: the lanes' replays use its
-    column 0), ``never``: counts the scenario cannot make, ``fights``: the scenario is
-    played as fights (R8a)."""
+    ``never``: counts the scenario cannot make, ``fights``: the scenario is played as
+    fights (R8a).  Any counts array will do: the lanes' replays use its column 0."""
     return first_reason(
         [
             ("not_enabled", ENABLED),
