@@ -95,12 +95,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
-from numba import njit
 
 from simkit.metrics.layout import OP_ANY, Layout
 from simkit.metrics.registry import PROBABILITY, metric
 from simkit.metrics.sums import aggregate_round, flush_cycle
-from simkit.systems.support import JIT
+from simkit.systems.support import JIT, njit
 
 __all__ = [
     "BATCH_DTYPE",
@@ -252,7 +251,7 @@ def close_chunk(sums, n_rounds, s1, s2, sx, binary, const_slots, const_values, a
 BATCH_DTYPE = np.uint16
 
 
-@njit(**COLD)
+@njit(**COLD, link_only=True)
 def flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot):
     """``w`` one-round cycles whose row is ``y``: ``flush_cycle(y, 1, ...)`` ``w`` times
     (``y`` is kept)."""
@@ -268,7 +267,7 @@ def flush_weighted(y, w, s1, s2, sl, sx, pa, pb, tot):
     tot[2] += w
 
 
-@njit(**COLD)
+@njit(**COLD, link_only=True)
 def aggregate_batch(Y, nb, lb, agg_sum, agg_any):
     """The group and side rows of cycles 0 .. nb - 1 of a batch (``1 << lb`` cycles a
     row): ``agg_sum`` [2, k] (source row, unit row) adds a member, ``agg_any`` [2, k]
@@ -286,7 +285,7 @@ def aggregate_batch(Y, nb, lb, agg_sum, agg_any):
             Y[dst + b] = max(Y[dst + b], Y[src + b])
 
 
-@njit(**COLD)
+@njit(**COLD, link_only=True)
 def flush_batch(Y, L, nb, lb, single, ranges, pair_rows, s1, s2, sl, sx, tot):
     """Add the rows of cycles 0 .. nb - 1 of a batch to the running sums: ``ranges`` [3,
     k] (row, slot, 1 if the count is 0 or 1 in a round) of every row summed,
@@ -342,7 +341,7 @@ def batch_fits(bound: int) -> bool:
     return 0 <= bound <= np.iinfo(BATCH_DTYPE).max
 
 
-@njit(**COLD)
+@njit(**COLD, link_only=True)
 def clear_batch(Y, L, nb):
     """Zero the counts array and the rounds of cycles 0 .. nb - 1."""
     for b in range(nb):

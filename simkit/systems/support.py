@@ -135,16 +135,20 @@ def _locked(path: Path) -> Iterator[None]:
 # into its own, optimises and emits everything again.  A function with neither Python nor
 # C wrapper and no cache entry of its own is only ever reached through a caller's linked
 # copy (numba calls between jitted functions so), so its own machine code never runs.
-# ``njit(..., link_only=True)`` gives such a function a ``_LinkOnlyLibrary``: optimised
-# as before but never emitted, so a cold compile emits its machine code once per entry
-# point instead of once more on its own.  Its callers then link its module as optimised
-# (numba's emission also rewrites a module in place: LLVM's code-generation passes), so
-# their machine code is not the same as before: used only where the run speed was
-# measured unchanged (the readiness lanes; docs/performance.md, "Cold compile per path").
+# ``njit(..., link_only=True)`` gives such a function a ``_LinkOnlyLibrary``: its
+# functions get numba's per-function passes, but the library is neither optimised as a
+# module nor emitted on its own; its callers link it and optimise it together with their
+# own code (LLVM's module pipeline simplifies callees before inlining them), so a cold
+# compile optimises and emits its code once per entry point instead of once more on its
+# own.  Its callers' machine code is then not the same as before (numba's emission also
+# rewrites a module in place: LLVM's code-generation passes): used only where the run
+# speed was measured unchanged or better (the readiness lanes, the small fights' flush;
+# docs/performance.md, "Cold compile per path").
 # The library below overrides numba internals (numba 0.68 has them); a numba without
 # them compiles link-only functions as ordinary ones (the same results; the cold compile
 # as before).
 _LINK_ONLY_HOOKS = (
+    "_optimize_final_module",
     "_finalize_final_module",
     "_finalize_dynamic_globals",
     "_verify_declare_only_symbols",
@@ -177,12 +181,16 @@ else:  # pragma: no cover  (compile machinery: not Python lines coverage can see
             return getattr(self._codegen, name)
 
     class _LinkOnlyLibrary(JITCodeLibrary):
-        """A code library finalised (linked and optimised) for callers to link, never
-        added to the JIT engine: no machine code of its own, no function address."""
+        """A code library finalised (linked, its functions optimised one by one) for
+        callers to link and optimise, never optimised as a module nor added to the JIT
+        engine: no machine code of its own, no function address."""
 
         @property
         def codegen(self) -> Any:
             return _NoEnvironment(self._codegen)
+
+        def _optimize_final_module(self) -> None:
+            return None  # its callers optimise it, linked into their module
 
         def _finalize_final_module(self) -> None:
             self._finalize_dynamic_globals()
@@ -226,8 +234,8 @@ def njit(*args: Any, **options: Any) -> Any:
     """numba's ``njit`` (as ``@njit`` or ``@njit(**options)``), with ``cache=True``
     meaning :class:`SourceTreeCache` instead of numba's file-timestamp cache, and
     ``link_only=True`` (a function only jitted code calls: no Python nor C wrapper, not
-    cached) meaning a code library that is optimised but never emitted as machine code of
-    its own (``_LinkOnlyLibrary``)."""
+    cached) meaning a code library that its callers optimise and emit, never optimised
+    as a module nor emitted as machine code of its own (``_LinkOnlyLibrary``)."""
     if options.pop("link_only", False):
         if options.get("cache") or not (
             options.get("no_cpython_wrapper") and options.get("no_cfunc_wrapper")

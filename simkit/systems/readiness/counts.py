@@ -222,7 +222,7 @@ def _emission(layout: Layout, never: frozenset[str]):
 
 
 # --------------------------------------------------------------------------- the flush
-@njit(**COLD)
+@njit(**COLD, link_only=True)
 def derived_rows(Y, CS, L, nb):
     """The counts of cycles 0 .. nb - 1 (``CS`` scaled to the counts array's cycles per
     row; ``L`` their rounds) that ``rules.play_round`` does not count one by one:
@@ -268,7 +268,7 @@ def flusher(always_single):
     so someone acts in every round); numba then compiles only the one-round sums.
     Otherwise a batch whose cycles all happen to be one round long takes them too."""
 
-    @njit(**COLD)
+    @njit(**COLD, link_only=True)
     def flush(Y, F, FT, L, nb, lb, CS, plan, sums):
         """Add cycles 0 .. nb - 1 of a batch to the running sums and zero them.
 
