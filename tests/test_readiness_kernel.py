@@ -220,6 +220,35 @@ def test_acts_before_along_the_combatants_over_its_16_bit_limit():
     assert sums[0].equals(sums[1])
 
 
+def test_small_holds_driver_equals_the_general_one():
+    """A scenario with holds and at most ONE_LEVEL combatants runs on the small driver
+    (no packed counts, T2 ranks counted, acts_before along the cycles even where a batch
+    has fewer cycles than combatants); the general driver, which bigger fights take, gives
+    the same sums and carry on it, bit for bit, from whole batches down to one cycle."""
+    rng = random.Random("small-holds")
+
+    def driver(n, holds):
+        return kernel.run_chunk_driver(engine.prepare(crowd(n, 2, holds, seed=1)).compiled)
+
+    assert driver(codes.ONE_LEVEL, True) is kernel.run_rounds_small
+    assert driver(codes.ONE_LEVEL + 1, True) is kernel.run_rounds
+    assert driver(codes.ONE_LEVEL, False) is kernel.run_rounds_plain
+    for k in range(6):
+        n = rng.randint(2, codes.ONE_LEVEL)
+        job = engine.prepare(crowd(n, rng.randint(1, 3), True, seed=k))
+        assert job.compiled.may_hold and job.compiled.n <= codes.ONE_LEVEL
+        compiled = dataclasses.replace(job.compiled, batch=rng.choice((1, 4, 8, 128)))
+        key = np.ascontiguousarray(_key(500 + k)[:4], dtype=np.uint64)
+        rounds, first, carry = rng.randint(1, 700), rng.randrange(50), rng.choice((0, 1))
+        got = []
+        for drive in (kernel.run_rounds_small, kernel.run_rounds):
+            sums = job.layout.new_sums()
+            out = drive(key, first, rounds, carry, *kernel.driver_arguments(compiled, sums))
+            got.append((sums, out))
+        assert got[0][0].equals(got[1][0]), f"batch {compiled.batch}, {rounds} rounds"
+        assert got[0][1] == got[1][1]
+
+
 # --------------------------------------------------------------------------- big scenarios
 def crowd(n: int, readiness: int, holds: bool, seed: int):
     rng = random.Random(seed)

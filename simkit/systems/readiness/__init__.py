@@ -169,9 +169,11 @@ class Readiness(SystemBase):
 
     def warmup_scenarios(self) -> list[dict[str, Any]]:
         """The bench scenario (the lanes: kernel.Compiled.lanes_off None), one without
-        holds that the lanes do not serve (a guard: the scalar driver without R5) and one
-        with holds, guards and advantage: every driver (run and trace) over the one round
-        function, and the lanes, reach every kernel path."""
+        holds that the lanes do not serve (a guard: the scalar driver without R5), one
+        with holds, guards and advantage (at most ONE_LEVEL combatants: the small driver)
+        and one with holds and more combatants (the driver of bigger fights): every
+        driver (run and trace) over the one round function, and the lanes, reach every
+        kernel path."""
         bench = self.bench_scenario()
         plain = {**bench, "scenario": {"name": "warmup readiness plain", "system": self.name}}
         plain["combatant"] = [
@@ -186,7 +188,14 @@ class Readiness(SystemBase):
                 {"name": "C", "side": "b", "count": 2, "readiness": 3, "hold": "until_enemy_acts"},
             ],
         }
-        return [bench, plain, holds]
+        big = {
+            "scenario": {"name": "warmup readiness big", "system": self.name},
+            "combatant": [
+                {"name": "D", "side": "a", "count": 5, "readiness": 3, "hold": "until_attacked"},
+                {"name": "E", "side": "b", "count": 5, "readiness": 3},
+            ],
+        }
+        return [bench, plain, holds, big]
 
     def bench_scenario(self) -> dict[str, Any]:
         return {

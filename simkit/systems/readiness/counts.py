@@ -262,11 +262,14 @@ def derived_rows(Y, CS, L, nb):
             Y[dfs + b] = Y[above + b]
 
 
-def flusher(always_single):
+def flusher(always_single, small=False):
     """``flush`` for a driver.  ``always_single`` (a constant of the closure): every cycle
     is one round long, as in every scenario without a hold policy (no R8: readiness >= 1,
     so someone acts in every round); numba then compiles only the one-round sums.
-    Otherwise a batch whose cycles all happen to be one round long takes them too."""
+    Otherwise a batch whose cycles all happen to be one round long takes them too.
+    ``small`` (a constant too): at most ONE_LEVEL combatants, whose acts_before is always
+    counted along the cycles (the same counts), so the code along the combatants, for
+    more combatants than cycles, is not compiled."""
 
     @njit(**COLD, link_only=True)
     def flush(Y, F, FT, L, nb, lb, CS, plan, sums):
@@ -329,13 +332,15 @@ def flusher(always_single):
                     s1[d + k] += hits
                     s2[d + k] += hits
                     sl[d + k] += hits
-            if n < nb:  # acts_before: i's first action strictly before j's, along the cycles
+            if (
+                small or n < nb
+            ):  # acts_before: i's first action strictly before j's, along the cycles
                 for j in range(n):
                     before = 0
                     for b in range(cycles):
                         before += 1 if F[i, b] < F[j, b] else 0
                     AB[0, i, j] += before
-        if n >= nb:  # ... or, for more combatants than cycles, along the combatants
+        if not small and n >= nb:  # ... or, for more combatants than cycles, along the combatants
             # F transposed, a cycle's steps contiguous, in 16 bits (STEP_CAP: the same
             # order); the cycles in which i acted before j are counted in 16 bits too
             # (four times the combatants of int64 per vector instruction), in the n x n
@@ -405,6 +410,7 @@ def flusher(always_single):
 
 flush_single = flusher(True)  # the driver of scenarios without holds
 flush_cycles = flusher(False)  # with holds
+flush_cycles_small = flusher(False, True)  # with holds, at most ONE_LEVEL combatants
 
 
 @njit(**COLD)

@@ -7,13 +7,15 @@ rounds of a chunk and adds their regeneration-cycle sums (metrics.sums) to a ``S
 every round's complete count row, the events of play, the R8 carries and the stream
 states.  Every driver calls ``rules.play_round``, the one implementation of the rules
 for every scenario, with or without holds, as built by ``rules.round_player``: without
-events in simulation, and without the R5 code in the driver of scenarios without a hold
-policy (``run_rounds_plain``), so a cold start compiles only what its path can reach
-(README: a few seconds).  The one exception: ``run_chunk`` of a scenario the lanes serve
-(``Compiled.lanes_off`` None: no holds, guards, advantage, fights, ...) plays its rounds
-128 side by side (lanes.py, lanes_run.py, compiled on first use), its sums held equal to
-``play_round``'s bit for bit (tests/test_readiness_lanes.py), the rounds it cannot finish
-played by ``play_round``.
+events in simulation, without the R5 code in the driver of scenarios without a hold
+policy (``run_rounds_plain``), and without the code of bigger fights in the driver of
+scenarios with holds and at most ONE_LEVEL combatants (``run_rounds_small``; the general
+``run_rounds`` above that: ``run_chunk_driver``), so a cold start compiles only what its
+path can reach (docs/performance.md).  The one exception: ``run_chunk`` of a scenario the
+lanes serve (``Compiled.lanes_off`` None: no holds, guards, advantage, fights, ...) plays
+its rounds LANES side by side (lanes.py, lanes_run.py, compiled on first use), its sums
+held equal to ``play_round``'s bit for bit (tests/test_readiness_lanes.py), the rounds it
+cannot finish played by ``play_round``.
 
 Counts and their sums
 ---------------------
@@ -101,6 +103,7 @@ from simkit.systems.readiness.counts import (
     STEP_CAP,
     before_slots,
     flush_cycles,
+    flush_cycles_small,
     flush_single,
     round_row,
 )
@@ -342,6 +345,7 @@ def _levels(n: int) -> int:
 # The players of the rules (rules.round_player): simulation with and without R5 code, and
 # the trace's, which writes events.
 play_holds = round_player(False, True)
+play_holds_small = round_player(False, True, small=True)  # at most ONE_LEVEL combatants
 play_plain = round_player(False, False)
 play_traced = round_player(True, True)
 # the lanes' scalar player (lanes_run.py): rounds of scenarios the lanes serve only
@@ -349,11 +353,13 @@ play_lean = round_player(False, False, True)
 assert lanes.MAX_LANE_COMBATANTS <= RANK_BY_COUNTING  # (the lean player's T2 ranks)
 
 
-def _drivers(may_hold):
-    """The entry points, closing over ``may_hold`` (some combatant has a hold policy):
-    ``run_rounds`` calls only the player it needs (numba drops the other branch before
-    compiling), so a scenario without holds never compiles the R5 code; ``trace_rounds``
-    the same for both."""
+def _drivers(may_hold, small=False):
+    """The entry points, closing over ``may_hold`` (some combatant has a hold policy)
+    and ``small`` (with holds, at most ONE_LEVEL combatants): ``run_rounds`` calls only
+    the player and flush it needs (numba drops the other branches before compiling), so
+    a scenario without holds never compiles the R5 code, and one with holds and at most
+    ONE_LEVEL combatants not the code of bigger fights (``round_player``'s ``small``,
+    ``counts.flusher``'s); ``trace_rounds`` the same for all."""
 
     @njit(**ENTRY)
     def run_rounds(
@@ -381,6 +387,7 @@ def _drivers(may_hold):
         tot,
         AB,
         FT,
+        ACC,
     ):
         """Play rounds ``first .. first + n_rounds - 1`` of the chunk with key ``key``, each on
         its own stream (``carry`` 1: R8 forbids holds in the first), through
@@ -405,7 +412,6 @@ def _drivers(may_hold):
         st = unmanaged(st)
         lb = G[G_LOG_BATCH]
         n = P.shape[0]
-        ACC = np.zeros(n * n, dtype=np.int16)  # flush: acts_before not yet in AB
         sums = (s1, s2, sl, sx, tot, AB, ACC)
         pending = 0  # cycles flushed since ACC was last added to AB
         b = 0
@@ -413,7 +419,9 @@ def _drivers(may_hold):
         for r in range(first, end):
             round_start(st, key, r)
             G[G_ROUND] = r
-            if may_hold:
+            if small:
+                carry = play_holds_small(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, carry)
+            elif may_hold:
                 carry = play_holds(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, carry)
             else:
                 carry = play_plain(st, P, W, G, KT, T, GL, Y, np.uint64(b), CS, F, EV, carry)
@@ -423,7 +431,9 @@ def _drivers(may_hold):
                 b += 1
             if b == 1 << lb or (b > 0 and r == end - 1):  # a full batch, or the last
                 # only the flush its scenarios can need (numba drops the other branch)
-                if may_hold:
+                if small:
+                    flush_cycles_small(Y, F, FT, L, b, lb, CS, plan, sums)
+                elif may_hold:
                     flush_cycles(Y, F, FT, L, b, lb, CS, plan, sums)
                 else:
                     flush_single(Y, F, FT, L, b, lb, CS, plan, sums)
@@ -491,6 +501,7 @@ def _drivers(may_hold):
 
 
 run_rounds, trace_rounds = _drivers(True)
+run_rounds_small, _ = _drivers(True, small=True)
 run_rounds_plain, _ = _drivers(False)
 
 
@@ -582,9 +593,18 @@ def run_chunk(
         from simkit.systems.readiness.lanes_run import run_chunk_lanes
 
         return run_chunk_lanes(compiled, key, n_rounds, sums, first)
-    drive = run_rounds if compiled.may_hold else run_rounds_plain
+    drive = run_chunk_driver(compiled)
     key4 = np.ascontiguousarray(key[:4], dtype=np.uint64)
     return int(drive(key4, first, n_rounds, int(carry), *driver_arguments(compiled, sums)))
+
+
+def run_chunk_driver(compiled: Compiled):
+    """The scalar driver of ``run_chunk`` for ``compiled``: without R5 code when no
+    combatant holds; with holds, the small driver for at most ONE_LEVEL combatants (a
+    cold start compiles only the code its size can reach), else the general one."""
+    if not compiled.may_hold:
+        return run_rounds_plain
+    return run_rounds_small if compiled.n <= ONE_LEVEL else run_rounds
 
 
 def driver_arguments(compiled: Compiled, sums: Sums) -> tuple:
@@ -613,6 +633,7 @@ def driver_arguments(compiled: Compiled, sums: Sums) -> tuple:
         sums.tot,
         np.zeros((2, n, n), dtype=np.int64),
         np.zeros((compiled.batch + 1) * n, dtype=np.int16),  # flush: F transposed
+        np.zeros(n * n, dtype=np.int16),  # flush: acts_before not yet in AB (run_rounds)
     )
 
 

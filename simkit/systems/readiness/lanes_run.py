@@ -30,11 +30,12 @@ LANES = lanes.LANES
 @njit(**ENTRY)
 def run_rounds_lanes(
     key, first, n_rounds, P, T, GL, CS, W, G, KT, Y, F, L, EV, st, plan, s1, s2, sl, sx, tot, AB,
-    FT, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS, SA, SA2, SB, SB2, SF,
+    FT, ACC, C, W64, WD, BY, S, POOL, RK, FIRST, ATT, WA, WA2, WB, WB2, KEYS, SA, SA2, SB, SB2, SF,
     V, packed,
 ):  # fmt: skip
     """``kernel.run_rounds_plain`` with blocks of LANES rounds played side by side
-    (``packed``: ``lanes_flush.flush_plan``; ``V`` its words' scratch)."""
+    (``packed``: ``lanes_flush.flush_plan``; ``V`` its words' scratch; ``ACC``, the
+    scalar flush's, unused)."""
     key = unmanaged(key)
     P = with_columns(P, N_FIELDS)
     W = with_columns(W, N_FIELDS)

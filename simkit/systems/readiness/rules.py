@@ -739,7 +739,7 @@ def next_released(st, P, W, G, KT, EV, log):
     return NOBODY
 
 
-def round_player(log, may_hold, lean=False):
+def round_player(log, may_hold, lean=False, small=False):
     """``play_round`` for a driver: ``log`` (write events), ``may_hold`` (some combatant
     has a hold policy) and ``lean`` are compile-time constants of the closure, so numba
     drops the code of what cannot happen before it types and compiles anything: no event
@@ -755,7 +755,9 @@ def round_player(log, may_hold, lean=False):
     without holds serves every rule of revision 3 too: ``release`` concerns holders only
     (there are none), and the end of a ``chain`` run at a response is in the shared code
     (tests/test_contract.py holds both players to the twin on random scenarios of every
-    ``order`` and ``release``)."""
+    ``order`` and ``release``).  ``small``: the player of scenarios of at most ONE_LEVEL
+    combatants (kernel.run_rounds_small), their counts never packed and their T2 ranks
+    counted, so neither ``add_round`` nor ``rank_by_counting`` is compiled into it."""
 
     @njit(**HELPER, link_only=lean)  # (lean: no machine code of its own, support.njit)
     def play_round(st, P, W, G, KT, T, GL, Y, col, CS, F, EV, no_hold):
@@ -793,9 +795,9 @@ def round_player(log, may_hold, lean=False):
         # more than ONE_LEVEL combatants: a round's counts collected in W_OWN and W_AIMED
         # and added at its end (add_round: a dozen fields a combatant, paid back by the
         # actions of a big fight, not by a few); else each straight to the counts array
-        # (the lanes' lean player: at most ONE_LEVEL, never packed; a constant False, so
-        # none of the packed code is compiled into it)
-        packed = False if lean else n > ONE_LEVEL
+        # (the lanes' lean player and the small one: at most ONE_LEVEL, never packed; a
+        # constant False, so none of the packed code is compiled into them)
+        packed = False if lean or small else n > ONE_LEVEL
         # ---- R1, R2, T2 and R3
         if log and no_hold:
             event(EV, G, EV_NO_HOLD, NOBODY, NOBODY, ZERO, ZERO, ZERO)
@@ -843,7 +845,7 @@ def round_player(log, may_hold, lean=False):
                 W[i, W_LOWEST] = NO_STEP
         # T2: the rank of each full pool among the round's pools (how many are lower; pool
         # integers compare as the sorted dice do, a die beating no die); everyone joins R3
-        if lean or n <= RANK_BY_COUNTING:
+        if lean or small or n <= RANK_BY_COUNTING:
             for i in range(n):
                 pi = W[i, W_POOL]
                 rank = ZERO
