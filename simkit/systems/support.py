@@ -142,8 +142,8 @@ def _locked(path: Path) -> Iterator[None]:
 # compile optimises and emits its code once per entry point instead of once more on its
 # own.  Its callers' machine code is then not the same as before (numba's emission also
 # rewrites a module in place: LLVM's code-generation passes): used only where the run
-# speed was measured unchanged or better (the readiness lanes, the small fights' flush;
-# docs/performance.md, "Cold compile per path").
+# speed was measured unchanged or better (the readiness lanes and their lean player, the
+# flushes, counting's batch functions; docs/performance.md, "Cold compile per path").
 # The library below overrides numba internals (numba 0.68 has them); a numba without
 # them compiles link-only functions as ordinary ones (the same results; the cold compile
 # as before).

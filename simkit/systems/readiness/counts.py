@@ -332,15 +332,15 @@ def flusher(always_single, small=False):
                     s1[d + k] += hits
                     s2[d + k] += hits
                     sl[d + k] += hits
-            if (
-                small or n < nb
-            ):  # acts_before: i's first action strictly before j's, along the cycles
+            # acts_before: i's first action strictly before j's, along the cycles
+            if small or n < nb:
                 for j in range(n):
                     before = 0
                     for b in range(cycles):
                         before += 1 if F[i, b] < F[j, b] else 0
                     AB[0, i, j] += before
-        if not small and n >= nb:  # ... or, for more combatants than cycles, along the combatants
+        # ... or, for more combatants than cycles, along the combatants
+        if not small and n >= nb:
             # F transposed, a cycle's steps contiguous, in 16 bits (STEP_CAP: the same
             # order); the cycles in which i acted before j are counted in 16 bits too
             # (four times the combatants of int64 per vector instruction), in the n x n
